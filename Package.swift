@@ -1,0 +1,122 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target of ours compiles in Swift 6 mode with these upcoming features on.
+var strictSettings: [SwiftSetting] {
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}
+
+let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+let configuration: Target.Dependency = .product(name: "Configuration", package: "swift-configuration")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let metrics: Target.Dependency = .product(name: "CoreMetrics", package: "swift-metrics")
+let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let httpClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+
+extension Target {
+    /// One deployable: a library holding all of the service's code (testable in-process) and a thin executable
+    /// named like the deployable.
+    @MainActor
+    static func service(_ executable: String, module: String, dependencies: [Target.Dependency] = []) -> [Target] {
+        [
+            .target(
+                name: module,
+                dependencies: ["Contracts", "ServiceKit", "Postgres", hummingbird, configuration, logging]
+                    + dependencies,
+                path: "Services/\(executable)/App",
+                swiftSettings: strictSettings
+            ),
+            .executableTarget(
+                name: executable,
+                dependencies: [.target(name: module), "ServiceKit", argumentParser],
+                path: "Services/\(executable)/Main",
+                swiftSettings: strictSettings
+            ),
+        ]
+    }
+}
+
+let package = Package(
+    name: "favoriteme-cloud",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "auth-service", targets: ["auth-service"]),
+        .executable(name: "catalog-proxy", targets: ["catalog-proxy"]),
+        .executable(name: "favorites-service", targets: ["favorites-service"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+    ],
+    targets: [
+        // Foundation-only types shared with clients (an iOS app can import this module).
+        .target(name: "Contracts", path: "Shared/Contracts", swiftSettings: strictSettings),
+
+        // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
+        .systemLibrary(
+            name: "CLibpq",
+            path: "Shared/CLibpq",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibpq", logging, metrics, serviceLifecycle,
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Shared/Postgres",
+            swiftSettings: strictSettings
+        ),
+
+        // Server plumbing every service needs, written once.
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "Contracts", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
+                argumentParser,
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Shared/ServiceKit",
+            swiftSettings: strictSettings
+        ),
+
+        // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging],
+            path: "Shared/TestSupport",
+            swiftSettings: strictSettings
+        ),
+    ]
+        + Target.service("auth-service", module: "AuthService")
+        + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [httpClient])
+        + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
+        + [
+            .testTarget(
+                name: "PostgresTests",
+                dependencies: ["Postgres", "TestSupport"],
+                path: "Tests/PostgresTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "ServiceKitTests",
+                dependencies: ["ServiceKit", "TestSupport", "Contracts", hummingbirdTesting, httpClient],
+                path: "Tests/ServiceKitTests",
+                swiftSettings: strictSettings
+            ),
+        ]
+)

@@ -1,0 +1,86 @@
+import Foundation
+
+/// A SQL statement whose every interpolated value becomes a bound parameter (`$1`, `$2`, …).
+///
+/// There is deliberately no initializer from a runtime `String`: text can only come from literals, so a value can
+/// never be spliced into the statement by accident.
+///
+///     let rows = try connection.query("SELECT id FROM users WHERE email = \(email) AND active = \(true)")
+///
+/// Identifiers that cannot be parameters go through ``Interpolation/appendInterpolation(identifier:)``, which
+/// quotes them; fixed fragments chosen at run time (a sort order) go through
+/// ``Interpolation/appendInterpolation(raw:)``, which only accepts compile-time constants.
+public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomStringConvertible {
+    /// The statement text with `$n` placeholders.
+    public private(set) var text: String
+    /// The parameters in text form; `nil` is SQL NULL. Never logged.
+    public private(set) var parameters: [String?]
+
+    public init(stringLiteral value: StaticString) {
+        self.text = value.description
+        self.parameters = []
+    }
+
+    public init(stringInterpolation: Interpolation) {
+        self = stringInterpolation.sql
+    }
+
+    /// The statement text only: parameter values may be personal data and must never reach a log.
+    public var description: String { text }
+
+    public struct Interpolation: StringInterpolationProtocol {
+        var sql: SQL
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql = SQL(text: "", parameters: [])
+            sql.text.reserveCapacity(literalCapacity + interpolationCount * 3)
+        }
+
+        public mutating func appendLiteral(_ literal: StaticString) {
+            sql.text += literal.description
+        }
+
+        /// A value, sent as a bound parameter.
+        public mutating func appendInterpolation(_ value: some PostgresEncodable) {
+            bind(value.postgresText)
+        }
+
+        /// An optional value; `nil` is sent as SQL NULL.
+        public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
+            bind(value?.postgresText)
+        }
+
+        /// A quoted identifier (schema, table or column name) for the rare statement that needs one.
+        public mutating func appendInterpolation(identifier: String) {
+            sql.text += SQL.quoteIdentifier(identifier)
+        }
+
+        /// A fixed fragment picked at run time, e.g. one of several `ORDER BY` clauses. Only compile-time constants
+        /// are accepted, so no input can reach the statement text this way.
+        public mutating func appendInterpolation(raw fragment: StaticString) {
+            sql.text += fragment.description
+        }
+
+        mutating func bind(_ text: String?) {
+            sql.parameters.append(text)
+            sql.text += "$\(sql.parameters.count)"
+        }
+    }
+
+    private init(text: String, parameters: [String?]) {
+        self.text = text
+        self.parameters = parameters
+    }
+
+    /// Double-quotes an identifier, doubling embedded quotes, as PostgreSQL's `quote_ident` does.
+    public static func quoteIdentifier(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// A SQL script: several statements without parameters, run with the simple query protocol (migrations, set-up).
+public struct SQLScript: Sendable, ExpressibleByStringLiteral {
+    public let text: String
+    public init(stringLiteral value: String) { self.text = value }
+    public init(_ text: String) { self.text = text }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Runs a program to completion and returns its combined output; throws when it exits non-zero.
+///
+/// Written on `posix_spawn` and `waitpid` because Foundation's `Process` on Linux sometimes never notices that a
+/// child exited (seen here with `runuser` and `pg_ctl`: zombies left, `waitUntilExit()` hanging).
+func runProgram(_ executable: String, _ arguments: [String]) throws -> String {
+    let outputPath = NSTemporaryDirectory() + "favoriteme-\(UUID().uuidString).out"
+    defer { unlink(outputPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    guard spawned == 0 else { throw TestSupportError("cannot start \(executable): error \(spawned)") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 {
+        guard errno == EINTR else { throw TestSupportError("waitpid failed for \(executable): \(errno)") }
+    }
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    // WIFEXITED and WEXITSTATUS are macros Swift does not import: exited normally when the low 7 bits are 0.
+    let exitedNormally = status & 0x7f == 0
+    let exitCode = (status >> 8) & 0xff
+    guard exitedNormally, exitCode == 0 else {
+        throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) failed (status \(status)): \(output)")
+    }
+    return output
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Postgres
+
+/// A real PostgreSQL server for tests, with no manual step.
+///
+/// With `DATABASE_URL` set, tests use that server (its role must be allowed to create databases). Otherwise the first
+/// test to ask starts a throwaway cluster (``TestCluster``) shared by the whole test process.
+///
+/// Tests never share a database: each gets a fresh copy of a migrated template (see ``database(migrators:)``).
+public actor TestPostgres {
+    public static let shared = TestPostgres()
+
+    /// The superuser connection string of the server in use, once known.
+    private var adminConnectionString: String?
+    /// Template database per distinct set of migrations, built once per process. A task, not a name, because the
+    /// actor is re-entrant: concurrent tests asking for the same template must all await the one build.
+    private var templates: [String: Task<String, any Error>] = [:]
+    private var counter = 0
+
+    /// The connection string of a role allowed to create databases.
+    public func adminURL() throws -> String {
+        if let adminConnectionString { return adminConnectionString }
+        let url: String
+        if let given = ProcessInfo.processInfo.environment["DATABASE_URL"], !given.isEmpty {
+            url = given
+        } else {
+            url = try TestCluster.create().connectionString
+        }
+        adminConnectionString = url
+        return url
+    }
+
+    /// A new database for one test: a copy of a template to which `migrators` were applied.
+    public func database(migrators: [Migrator] = []) async throws -> TestDatabase {
+        let admin = try adminURL()
+        let template = try await template(for: migrators, admin: admin)
+        counter += 1
+        let name = "test_\(getpid())_\(counter)"
+        try await Self.withAdminPool(admin) { pool in
+            try await pool.query("CREATE DATABASE \(identifier: name) TEMPLATE \(identifier: template)")
+        }
+        return TestDatabase(
+            name: name,
+            connectionString: try ConnectionConfiguration.connectionString(admin, database: name),
+            adminConnectionString: admin
+        )
+    }
+
+    private func template(for migrators: [Migrator], admin: String) async throws -> String {
+        let fingerprint = Migration(0, "fingerprint", sql: migrators.map { migrator in
+            migrator.schema + ":" + migrator.migrations.map(\.checksum).joined(separator: ",")
+        }.joined(separator: ";")).checksum
+        if let existing = templates[fingerprint] { return try await existing.value }
+        let build = Task {
+            let name = "template_\(getpid())_\(fingerprint)"
+            try await Self.withAdminPool(admin) { pool in
+                try await pool.query("DROP DATABASE IF EXISTS \(identifier: name)")
+                try await pool.query("CREATE DATABASE \(identifier: name)")
+            }
+            let templateURL = try ConnectionConfiguration.connectionString(admin, database: name)
+            // A template must have no open sessions while it is copied: the pool is closed before any copy.
+            try await Self.withAdminPool(templateURL) { pool in
+                for migrator in migrators { try await migrator.migrate(pool) }
+            }
+            return name
+        }
+        templates[fingerprint] = build
+        return try await build.value
+    }
+
+    /// Runs `body` with a one-session pool on `connectionString`, closed afterwards.
+    @discardableResult
+    static func withAdminPool<Value: Sendable>(
+        _ connectionString: String,
+        _ body: (DatabasePool) async throws -> Value
+    ) async throws -> Value {
+        let pool = DatabasePool(
+            connection: ConnectionConfiguration(connectionString: connectionString, applicationName: "favoriteme-tests"),
+            pool: PoolConfiguration(size: 1)
+        )
+        do {
+            let value = try await body(pool)
+            await pool.close()
+            return value
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+}
+
+/// One test's database. Drop it when the test ends (``withTestDatabase(migrators:_:)`` does).
+public struct TestDatabase: Sendable {
+    public let name: String
+    /// Superuser connection string to this database.
+    public let connectionString: String
+    let adminConnectionString: String
+
+    /// A pool on this database.
+    public func makePool(
+        size: Int = 4,
+        leaseTimeout: Duration = .seconds(10),
+        applicationName: String = "favoriteme-tests",
+        searchPath: String? = nil
+    ) -> DatabasePool {
+        DatabasePool(
+            connection: ConnectionConfiguration(
+                connectionString: connectionString, applicationName: applicationName, searchPath: searchPath
+            ),
+            pool: PoolConfiguration(size: size, leaseTimeout: leaseTimeout)
+        )
+    }
+
+    public func drop() async throws {
+        try await TestPostgres.withAdminPool(adminConnectionString) { pool in
+            try await pool.query("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
+        }
+    }
+}
+
+/// Runs `body` with a fresh migrated database, dropped afterwards whatever happens.
+public func withTestDatabase<Value: Sendable>(
+    migrators: [Migrator] = [],
+    _ body: (TestDatabase) async throws -> Value
+) async throws -> Value {
+    let database = try await TestPostgres.shared.database(migrators: migrators)
+    do {
+        let value = try await body(database)
+        try await database.drop()
+        return value
+    } catch {
+        try? await database.drop()
+        throw error
+    }
+}
+
+/// Runs `body` with a pool on a fresh migrated database; the pool is closed and the database dropped afterwards.
+public func withTestPool<Value: Sendable>(
+    migrators: [Migrator] = [],
+    size: Int = 4,
+    searchPath: String? = nil,
+    _ body: (DatabasePool, TestDatabase) async throws -> Value
+) async throws -> Value {
+    try await withTestDatabase(migrators: migrators) { database in
+        let pool = database.makePool(size: size, searchPath: searchPath)
+        do {
+            let value = try await body(pool, database)
+            await pool.close()
+            return value
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

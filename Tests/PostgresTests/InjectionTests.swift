@@ -1,0 +1,58 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+/// Hostile strings passed as values are stored verbatim and never executed.
+@Suite struct InjectionTests {
+    static let hostile = [
+        "'; DROP TABLE notes; --",
+        "' OR '1'='1",
+        "$1",
+        "\\'; SELECT pg_sleep(10); --",
+        "Robert'); DELETE FROM notes WHERE ('1'='1",
+        "\"quoted\" identifier\"",
+        "E'\\x41'",
+    ]
+
+    @Test func hostileValuesAreStoredVerbatim() async throws {
+        try await withTestPool { pool, _ in
+            try await pool.query("CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)")
+            for value in Self.hostile {
+                try await pool.query("INSERT INTO notes (body) VALUES (\(value))")
+            }
+            let stored = try await pool.query("SELECT body FROM notes ORDER BY id").decode(column: 0, as: String.self)
+            #expect(stored == Self.hostile)
+            // A lookup by a hostile value matches only that exact row.
+            let matches = try await pool.query("SELECT count(*) FROM notes WHERE body = \("' OR '1'='1")")
+                .single().decode(Int.self, at: 0)
+            #expect(matches == 1)
+        }
+    }
+
+    @Test func quotedIdentifiersCannotBreakOut() async throws {
+        try await withTestPool { pool, _ in
+            let name = "odd\"; DROP TABLE x; --"
+            try await pool.query("CREATE TABLE \(identifier: name) (v int)")
+            try await pool.query("INSERT INTO \(identifier: name) VALUES (\(1))")
+            let count = try await pool.query("SELECT count(*) FROM \(identifier: name)").single().decode(Int.self, at: 0)
+            #expect(count == 1)
+        }
+    }
+
+    @Test func parametersWithNulCharactersAreRefused() async throws {
+        try await withTestPool { pool, _ in
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.query("SELECT \("nul\u{0}byte")::text")
+            }
+            #expect(error?.kind == .client)
+        }
+    }
+
+    @Test func sqlDescriptionNeverContainsParameterValues() {
+        let secret = "hunter2-password"
+        let sql: SQL = "SELECT * FROM users WHERE password = \(secret)"
+        #expect(sql.description == "SELECT * FROM users WHERE password = $1")
+        #expect(sql.parameters == [secret])
+    }
+}

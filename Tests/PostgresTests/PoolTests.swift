@@ -1,0 +1,168 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite struct PoolTests {
+    @Test func twoHundredConcurrentTasksOverEightSessionsAllSucceed() async throws {
+        try await withTestPool(size: 8) { pool, _ in
+            try await pool.query("CREATE TABLE hits (task int PRIMARY KEY, backend int NOT NULL)")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<200 {
+                    group.addTask {
+                        try await pool.query("""
+                            INSERT INTO hits SELECT \(task), pg_backend_pid() FROM pg_sleep(0.005)
+                            """)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let row = try await pool.query("SELECT count(*), count(DISTINCT backend) FROM hits").single()
+            let (count, backends) = try row.decode((Int, Int).self)
+            #expect(count == 200)
+            #expect(backends <= 8)  // bounded: never more sessions than the pool's size
+            let statistics = await pool.statistics
+            #expect(statistics.inUse == 0)
+            #expect(statistics.waiters == 0)
+        }
+    }
+
+    @Test func leaseTimeoutGivesTheBusyError() async throws {
+        try await withTestDatabase { database in
+            let pool = database.makePool(size: 1, leaseTimeout: .milliseconds(200))
+            let (_, release) = try await PostgresConnectionPair.hold(pool)
+            let started = ContinuousClock.now
+            let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
+            #expect(error?.kind == .poolTimeout)
+            #expect(error?.isUnavailable == true)
+            #expect(started.duration(to: .now) < .seconds(2))
+            await release()
+            #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
+            await pool.close()
+        }
+    }
+
+    @Test func cancellingAWaiterRemovesItFromTheQueue() async throws {
+        try await withTestDatabase { database in
+            let pool = database.makePool(size: 1, leaseTimeout: .seconds(30))
+            let (_, release) = try await PostgresConnectionPair.hold(pool)
+            let waiter = Task { try await pool.query("SELECT 1") }
+            while await pool.statistics.waiters == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(await pool.statistics.waiters == 0)
+            await release()
+            await pool.close()
+        }
+    }
+
+    @Test func cancellingATaskCancelsItsQueryOnTheServer() async throws {
+        try await withTestPool(size: 2) { pool, _ in
+            let sleeper = Task {
+                try await pool.withConnection(timeout: .seconds(60)) { try await $0.query("SELECT pg_sleep(10)") }
+            }
+            // Wait until the statement is really running on the server.
+            try await waitUntil {
+                try await pool.query("""
+                    SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
+                    """).single().decode(Int.self, at: 0) == 1
+            }
+            let cancelled = ContinuousClock.now
+            sleeper.cancel()
+            let error = await #expect(throws: PostgresError.self) { try await sleeper.value }
+            #expect(error?.sqlState == "57014")
+            #expect(cancelled.duration(to: .now) < .seconds(1))
+            let leftover = try await pool.query("""
+                SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
+                """).single().decode(Int.self, at: 0)
+            #expect(leftover == 0)
+            // Both sessions still serve.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<4 { group.addTask { try await pool.query("SELECT 1").single().decode(Int.self, at: 0) } }
+                for try await value in group { #expect(value == 1) }
+            }
+        }
+    }
+
+    @Test func sessionLeftInsideATransactionIsNeverHandedOutAgain() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            let firstBackend = try await pool.withConnection { connection in
+                try await connection.query("BEGIN")  // left open on purpose
+                return try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            }
+            // The next lease gets a new session, and the abandoned one is closed (its transaction rolled back).
+            let backend = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            #expect(backend != firstBackend)
+            try await waitUntil {
+                try await pool.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(firstBackend)")
+                    .single().decode(Int.self, at: 0) == 0
+            }
+        }
+    }
+
+    @Test func terminatedSessionsAreReplacedSilently() async throws {
+        try await withTestPool(size: 2) { pool, database in
+            let first = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            let admin = database.makePool(size: 1)
+            try await admin.query("SELECT pg_terminate_backend(\(first))")
+            try await waitUntil {
+                try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(first)")
+                    .single().decode(Int.self, at: 0) == 0
+            }
+            await admin.close()
+            // The dead session is noticed on lease and replaced: no error reaches the caller.
+            for _ in 0..<4 {
+                let backend = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                #expect(backend != first)
+            }
+        }
+    }
+
+    @Test func sessionSettingsAreApplied() async throws {
+        try await withTestPool(size: 1, searchPath: "custom") { pool, _ in
+            let row = try await pool.query("""
+                SELECT current_setting('TimeZone'), current_setting('DateStyle'), current_setting('extra_float_digits'),
+                       current_setting('search_path'), current_setting('application_name'),
+                       current_setting('idle_in_transaction_session_timeout')
+                """).single()
+            let (zone, style, digits, path, application, idle) = try row.decode(
+                (String, String, String, String, String, String).self)
+            #expect(zone == "UTC")
+            #expect(style.hasPrefix("ISO"))
+            #expect(digits == "3")
+            #expect(path == "custom")
+            #expect(application == "favoriteme-tests")
+            #expect(idle == "30s")
+        }
+    }
+
+    @Test func preparedStatementsAreReusedAndSurviveSchemaChanges() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE items (id int PRIMARY KEY, title text)")
+            try await pool.query("INSERT INTO items VALUES (1, 'a'), (2, 'b')")
+            for id in [1, 2, 1] {
+                let title = try await pool.query("SELECT * FROM items WHERE id = \(id)", prepare: true)
+                    .single().decode(String.self, column: "title")
+                #expect(title == (id == 1 ? "a" : "b"))
+            }
+            let prepared = try await pool.withConnection { connection in
+                try await connection.query("SELECT count(*) FROM pg_prepared_statements").single().decode(Int.self, at: 0)
+            }
+            #expect(prepared == 1)
+            // A migration changes the result type: the first call fails (PostgreSQL's rule), the next re-prepares.
+            try await pool.query("ALTER TABLE items ADD COLUMN extra int")
+            _ = try? await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true)
+            let columns = try await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true).columns
+            #expect(columns == ["id", "title", "extra"])
+        }
+    }
+}
+
+/// Polls `condition` every 20 ms for up to `limit`.
+func waitUntil(limit: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw TestSupportError("condition not met within \(limit)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}

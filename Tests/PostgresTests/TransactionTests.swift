@@ -1,0 +1,100 @@
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+@Suite struct TransactionTests {
+    struct Boom: Error {}
+
+    @Test func committedWhenTheBodyReturns() async throws {
+        try await withTestPool { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            let inserted = try await pool.withTransaction { connection in
+                try connection.query("INSERT INTO t VALUES (1), (2)").affectedRows
+            }
+            #expect(inserted == 2)
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 2)
+        }
+    }
+
+    @Test func rolledBackWhenTheBodyThrows() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            await #expect(throws: Boom.self) {
+                try await pool.withTransaction { connection in
+                    try connection.query("INSERT INTO t VALUES (1)")
+                    throw Boom()
+                }
+            }
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test func aSwallowedErrorStillRollsBackTheWhole() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction { connection in
+                    try connection.query("INSERT INTO t VALUES (1)")
+                    _ = try? connection.query("INSERT INTO t VALUES (1)")  // fails; the body ignores it
+                }
+            }
+            #expect(error?.kind == .client)
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test func rolledBackWhenTheTaskIsCancelled() async throws {
+        try await withTestPool(size: 2) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            let task = Task {
+                try await pool.withTransaction(timeout: .seconds(30)) { connection in
+                    try connection.query("INSERT INTO t VALUES (1)")
+                    try connection.query("SELECT pg_sleep(10)")
+                }
+            }
+            try await waitUntil {
+                try await PostgresTestQueries.activeSleeps(in: pool) == 1
+            }
+            task.cancel()
+            await #expect(throws: (any Error).self) { try await task.value }
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test func pipelineRunsAllStatementsAsOneUnit() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
+            let results = try await pool.withConnection { connection in
+                try await connection.pipeline([
+                    "INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(2)) RETURNING v", "SELECT count(*) FROM t",
+                ])
+            }
+            #expect(results.count == 3)
+            #expect(try results[1].single().decode(Int.self, at: 0) == 2)
+            #expect(try results[2].single().decode(Int.self, at: 0) == 2)
+            // A failing statement in the middle: nothing of the batch is applied, its error is thrown.
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { connection in
+                    try await connection.pipeline([
+                        "INSERT INTO t VALUES (\(3))", "INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(4))",
+                    ])
+                }
+            }
+            #expect(error?.isUniqueViolation == true)
+            let values = try await pool.query("SELECT v FROM t ORDER BY v").decode(column: 0, as: Int.self)
+            #expect(values == [1, 2])
+        }
+    }
+}
+
+enum PostgresTestQueries {
+    /// Statements running `pg_sleep` right now, other than the asking one.
+    static func activeSleeps(in pool: DatabasePool) async throws -> Int {
+        try await pool.query("""
+            SELECT count(*) FROM pg_stat_activity
+            WHERE query LIKE '%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()
+              AND datname = current_database()
+            """).single().decode(Int.self, at: 0)
+    }
+}

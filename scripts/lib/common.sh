@@ -1,0 +1,155 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/stack, scripts/test and friends. Sourced, never executed.
+#
+# Callers are expected to run with `set -euo pipefail`; nothing here relies on it being off.
+
+if [[ -n "${FAVORITEME_COMMON_SH:-}" ]]; then
+    return 0
+fi
+FAVORITEME_COMMON_SH=1
+
+# PostgreSQL 15 binaries live outside PATH on Debian (postgresql-common only links wrappers), so use them directly.
+PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Logging: everything goes to stderr so stdout stays clean for output meant to be read or piped (status table, URLs).
+
+if [[ -t 2 && -z "${NO_COLOR:-}" ]]; then
+    _C_RESET=$'\033[0m' _C_BOLD=$'\033[1m' _C_RED=$'\033[31m' _C_YELLOW=$'\033[33m' _C_BLUE=$'\033[34m'
+else
+    _C_RESET='' _C_BOLD='' _C_RED='' _C_YELLOW='' _C_BLUE=''
+fi
+
+log_info() { printf '%s==>%s %s\n' "${_C_BLUE}${_C_BOLD}" "${_C_RESET}" "$*" >&2; }
+log_warn() { printf '%swarning:%s %s\n' "${_C_YELLOW}${_C_BOLD}" "${_C_RESET}" "$*" >&2; }
+log_error() { printf '%serror:%s %s\n' "${_C_RED}${_C_BOLD}" "${_C_RESET}" "$*" >&2; }
+
+# Prints the message and exits non-zero; the single way scripts give up, so failures always look the same.
+die() {
+    log_error "$*"
+    exit 1
+}
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Project layout
+
+# The repository root is two levels above this file (scripts/lib/common.sh); derived from the file rather than from
+# the caller's working directory so scripts work from anywhere, including CI and symlinked checkouts.
+project_root() {
+    local root
+    root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+    [[ -f "$root/Package.swift" ]] || die "cannot find the project root (no Package.swift in $root)"
+    printf '%s\n' "$root"
+}
+
+is_root() { [[ "$(id -u)" -eq 0 ]]; }
+
+# ---------------------------------------------------------------------------------------------------------------------
+# System packages
+#
+# Each logical requirement maps to a check and to the Debian packages that satisfy it. Checks look for the thing we
+# actually use (a header via pkg-config, a binary at its path) rather than asking dpkg, so a hand-built install counts.
+
+# Finds nginx even for normal users, whose PATH usually lacks /usr/sbin.
+nginx_bin() {
+    local candidate
+    candidate="$(command -v nginx 2>/dev/null || true)"
+    if [[ -z "$candidate" && -x /usr/sbin/nginx ]]; then
+        candidate=/usr/sbin/nginx
+    fi
+    [[ -n "$candidate" ]] || return 1
+    printf '%s\n' "$candidate"
+}
+
+# Succeeds when requirement $1 is already met.
+_requirement_met() {
+    case "$1" in
+        libpq-dev)
+            command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq
+            ;;
+        postgresql-15)
+            local tool
+            for tool in initdb pg_ctl pg_isready postgres psql; do
+                [[ -x "$PG_BIN/$tool" ]] || return 1
+            done
+            ;;
+        nginx) nginx_bin >/dev/null ;;
+        curl) command -v curl >/dev/null 2>&1 ;;
+        *) die "ensure_packages: unknown requirement '$1'" ;;
+    esac
+}
+
+# Debian packages that provide requirement $1 (pkg-config is what the libpq check itself runs).
+_requirement_packages() {
+    case "$1" in
+        libpq-dev) printf '%s\n' libpq-dev pkg-config ;;
+        postgresql-15) printf '%s\n' postgresql-15 postgresql-client-15 ;;
+        nginx) printf '%s\n' nginx ;;
+        curl) printf '%s\n' curl ;;
+        *) die "ensure_packages: unknown requirement '$1'" ;;
+    esac
+}
+
+_APT_UPDATED=0
+
+# `apt-get update` at most once per script run: it is slow, and the package lists do not change between installs.
+_apt_update_once() {
+    if [[ "$_APT_UPDATED" -eq 0 ]]; then
+        log_info "apt-get update"
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        _APT_UPDATED=1
+    fi
+}
+
+# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl.
+# As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
+# script that silently half-works without e.g. libpq produces far more confusing errors later.
+ensure_packages() {
+    local requirement package
+    local -a missing=()
+    for requirement in "$@"; do
+        if ! _requirement_met "$requirement"; then
+            while IFS= read -r package; do
+                missing+=("$package")
+            done < <(_requirement_packages "$requirement")
+        fi
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+
+    if ! is_root; then
+        log_error "missing system packages: ${missing[*]}"
+        printf '\nInstall them with:\n\n    sudo apt-get update && sudo apt-get install -y %s\n\nthen run this command again.\n' \
+            "${missing[*]}" >&2
+        exit 1
+    fi
+    command -v apt-get >/dev/null 2>&1 || die "missing packages (${missing[*]}) and no apt-get to install them with"
+
+    _apt_update_once
+    log_info "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+
+    for requirement in "$@"; do
+        _requirement_met "$requirement" || die "'$requirement' is still not usable after installing ${missing[*]}"
+    done
+}
+
+# The Swift toolchain cannot come from apt, so only check for it and explain.
+ensure_swift() {
+    command -v swift >/dev/null 2>&1 \
+        || die "swift is not on PATH; install a Swift 6.2 toolchain (https://swift.org/install) and add its usr/bin to PATH"
+}
+
+# ---------------------------------------------------------------------------------------------------------------------
+# PostgreSQL ownership
+
+# Runs a command as the OS user that owns our PostgreSQL cluster. PostgreSQL refuses to run as root, so as root that
+# is the `postgres` system user (via runuser, which needs no password or PAM session); as anyone else it is that user.
+# Runs from / so tools do not warn about a working directory the postgres user cannot enter.
+as_postgres_owner() {
+    if is_root; then
+        id -u postgres >/dev/null 2>&1 || die "there is no 'postgres' system user (install postgresql-15)"
+        (cd / && runuser -u postgres -- "$@")
+    else
+        (cd / && "$@")
+    fi
+}
