@@ -1,0 +1,7 @@
+import Postgres
+
+/// The favorites schema's migrations: numbered from 1, append-only, never edited once released (the migrator refuses an
+/// edited one). Each runs in the schema, in one transaction with the others pending.
+enum FavoritesMigrations {
+    static let all: [Migration] = []
+}

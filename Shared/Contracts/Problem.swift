@@ -1,0 +1,82 @@
+import Foundation
+
+/// The body of every error response: RFC 9457 `application/problem+json`.
+///
+/// `type` is a stable code from ``ProblemType``: clients branch on it, never on `detail`, which is for humans.
+public struct ProblemDetails: Codable, Sendable, Equatable {
+    public static let mediaType = "application/problem+json"
+
+    public var type: ProblemType
+    /// Short summary of the status (`Not Found`).
+    public var title: String
+    public var status: Int
+    /// What went wrong, in words meant for a developer reading a log or a console.
+    public var detail: String
+    /// The request path.
+    public var instance: String?
+    /// The `X-Request-ID` of the failed request: quote it when reporting a problem.
+    public var requestId: String
+    /// For validation problems: each offending field and what is wrong with it.
+    public var errors: [FieldError]?
+
+    public init(
+        type: ProblemType, title: String, status: Int, detail: String, instance: String? = nil,
+        requestId: String, errors: [FieldError]? = nil
+    ) {
+        self.type = type
+        self.title = title
+        self.status = status
+        self.detail = detail
+        self.instance = instance
+        self.requestId = requestId
+        self.errors = errors
+    }
+}
+
+/// One invalid field of a request body or query.
+public struct FieldError: Codable, Sendable, Equatable {
+    /// Dotted path of the field (`password`, `items.0.title`).
+    public var field: String
+    public var message: String
+
+    public init(field: String, message: String) {
+        self.field = field
+        self.message = message
+    }
+}
+
+/// Stable problem codes. New codes may be added; existing ones never change meaning.
+public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+    public var description: String { rawValue }
+
+    // Request shape (400, 404, 405, 413, 415)
+    /// A field is missing, has the wrong type, or breaks a rule (400). `errors` lists the fields.
+    public static let validationFailed = ProblemType(rawValue: "validation-failed")
+    /// The body is not valid JSON, or a query/path parameter cannot be read (400).
+    public static let malformedRequest = ProblemType(rawValue: "malformed-request")
+    /// No such route or resource (404).
+    public static let notFound = ProblemType(rawValue: "not-found")
+    /// The route exists but not for this method; `Allow` lists the methods (405).
+    public static let methodNotAllowed = ProblemType(rawValue: "method-not-allowed")
+    /// The body is larger than the service accepts (413).
+    public static let payloadTooLarge = ProblemType(rawValue: "payload-too-large")
+    /// The body is not `application/json` (415).
+    public static let unsupportedMediaType = ProblemType(rawValue: "unsupported-media-type")
+
+    // Availability (429, 500, 503)
+    /// Too many requests; `Retry-After` says when to try again (429).
+    public static let rateLimited = ProblemType(rawValue: "rate-limited")
+    /// A bug on our side; the request id finds it in the logs (500).
+    public static let internalError = ProblemType(rawValue: "internal-error")
+    /// The database is down, restarting or saturated; retry shortly (503).
+    public static let databaseUnavailable = ProblemType(rawValue: "database-unavailable")
+    /// A dependency of the service does not answer, so it is not ready to serve (503).
+    public static let notReady = ProblemType(rawValue: "not-ready")
+}

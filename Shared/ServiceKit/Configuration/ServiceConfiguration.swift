@@ -1,0 +1,112 @@
+import Configuration
+import Foundation
+import Logging
+import Postgres
+
+/// What differs between the three services before any configuration is read.
+public struct ServiceDefaults: Sendable {
+    /// Deployable name (`auth-service`): logger label, `application_name`, metric prefix.
+    public var name: String
+    /// Public path prefix (`/v1/auth`): health checks are also served under it, so a peer reached through the
+    /// gateway and one reached directly answer on the same paths.
+    public var apiPrefix: String
+    public var port: Int
+    /// The PostgreSQL schema the service owns.
+    public var schema: String
+    /// The database role the service connects as by default.
+    public var databaseRole: String
+    /// Peers that must answer before the service reports ready.
+    public var requiredPeers: [PeerKind]
+
+    public init(name: String, apiPrefix: String, port: Int, schema: String, databaseRole: String,
+                requiredPeers: [PeerKind]) {
+        self.name = name
+        self.apiPrefix = apiPrefix
+        self.port = port
+        self.schema = schema
+        self.databaseRole = databaseRole
+        self.requiredPeers = requiredPeers
+    }
+}
+
+/// The other services one service calls.
+public enum PeerKind: String, Sendable, CaseIterable {
+    case auth, catalog
+
+    /// A cheap path that answers 200 when the peer is up, the same directly and through the gateway.
+    var probePath: String {
+        switch self {
+        case .auth: "/v1/auth/health/live"
+        case .catalog: "/v1/catalog/health/live"
+        }
+    }
+}
+
+/// Everything a service reads from its environment, with safe defaults. Every key is listed in the README.
+///
+/// Keys (environment variable ← configuration key):
+/// - `HTTP_HOST` (`http.host`, default `127.0.0.1`), `HTTP_PORT` (`http.port`, per service)
+/// - `HTTP_MAX_BODY_BYTES` (`http.maxBodyBytes`, default 1 MiB)
+/// - `DATABASE_URL` (`database.url`, secret; libpq URI or key/value string)
+/// - `DATABASE_SCHEMA` (`database.schema`, per service), `DATABASE_POOL_SIZE` (`database.poolSize`, default 8)
+/// - `DATABASE_LEASE_TIMEOUT_MS` (default 5000), `DATABASE_QUERY_TIMEOUT_MS` (default 15000),
+///   `DATABASE_STATEMENT_TIMEOUT_MS` (default 10000)
+/// - `DATABASE_MIGRATE` (`auto` applies pending migrations at start, `check` refuses to start if any are pending)
+/// - `AUTH_URL`, `CATALOG_URL` (peers, default `http://127.0.0.1:8081` / `:8082`)
+/// - `READINESS_TIMEOUT_MS` (default 2000), `SHUTDOWN_TIMEOUT_SECONDS` (default 25)
+/// - `LOG_LEVEL` (default `info`), `LOG_FORMAT` (`json` or `text`, default `json`)
+public struct ServiceConfiguration: Sendable {
+    public enum MigrationMode: String, Sendable { case auto, check }
+    public enum LogFormat: String, Sendable { case json, text }
+
+    public var defaults: ServiceDefaults
+    public var host: String
+    public var port: Int
+    public var maxBodyBytes: Int
+    public var database: ConnectionConfiguration
+    public var pool: PoolConfiguration
+    public var migration: MigrationMode
+    public var peers: [PeerKind: String]
+    public var readinessTimeout: Duration
+    public var shutdownTimeout: Duration
+    public var logLevel: Logger.Level
+    public var logFormat: LogFormat
+
+    public init(reader: ConfigReader, defaults: ServiceDefaults) {
+        self.defaults = defaults
+        host = reader.string(forKey: "http.host", default: "127.0.0.1")
+        port = reader.int(forKey: "http.port", default: defaults.port)
+        maxBodyBytes = reader.int(forKey: "http.maxBodyBytes", default: 1 << 20)
+        let schema = reader.string(forKey: "database.schema", default: defaults.schema)
+        database = ConnectionConfiguration(
+            connectionString: reader.string(
+                forKey: "database.url", isSecret: true,
+                default: "postgresql://\(defaults.databaseRole)@127.0.0.1:5432/favoriteme"
+            ),
+            applicationName: defaults.name,
+            searchPath: schema,
+            statementTimeout: .milliseconds(reader.int(forKey: "database.statementTimeoutMs", default: 10_000))
+        )
+        pool = PoolConfiguration(
+            size: reader.int(forKey: "database.poolSize", default: 8),
+            leaseTimeout: .milliseconds(reader.int(forKey: "database.leaseTimeoutMs", default: 5000)),
+            queryTimeout: .milliseconds(reader.int(forKey: "database.queryTimeoutMs", default: 15_000))
+        )
+        migration = reader.string(forKey: "database.migrate", as: MigrationMode.self, default: .auto)
+        var peers: [PeerKind: String] = [:]
+        for peer in defaults.requiredPeers {
+            peers[peer] = switch peer {
+            case .auth: reader.string(forKey: "auth.url", default: "http://127.0.0.1:8081")
+            case .catalog: reader.string(forKey: "catalog.url", default: "http://127.0.0.1:8082")
+            }
+        }
+        self.peers = peers
+        readinessTimeout = .milliseconds(reader.int(forKey: "readiness.timeoutMs", default: 2000))
+        shutdownTimeout = .seconds(reader.int(forKey: "shutdown.timeoutSeconds", default: 25))
+        logLevel = reader.string(forKey: "log.level", as: Logger.Level.self, default: .info)
+        logFormat = reader.string(forKey: "log.format", as: LogFormat.self, default: .json)
+    }
+
+    /// The schema the service's tables live in.
+    public var schema: String { database.searchPath ?? defaults.schema }
+}

@@ -1,0 +1,112 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Postgres
+import Synchronization
+
+/// Turns every error into `application/problem+json`: the framework's own (unknown route, wrong method, body too
+/// large), database unavailability, and anything unexpected (logged in full, answered with no internals).
+public struct ProblemMiddleware: RouterMiddleware {
+    public typealias Context = AppRequestContext
+
+    let routes: RouteTable
+    let maxBodyBytes: Int
+
+    public init(routes: RouteTable, maxBodyBytes: Int) {
+        self.routes = routes
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.maxUploadSize = maxBodyBytes
+        do {
+            // Refuse a declared oversize body before reading any of it.
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+                throw ServiceProblem(.contentTooLarge, .payloadTooLarge, "The body exceeds \(maxBodyBytes) bytes.")
+            }
+            return try await next(request, context)
+        } catch {
+            let problem = problem(for: error, request: request, logger: context.logger)
+            return problem.response(requestID: context.requestID, path: request.uri.path)
+        }
+    }
+
+    func problem(for error: any Error, request: Request, logger: Logger) -> ServiceProblem {
+        switch error {
+        case let problem as ServiceProblem:
+            return problem
+        case let error as PostgresError where error.isUnavailable || error.kind == .timeout:
+            logger.warning("database unavailable", metadata: ["error": "\(error)"])
+            return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
+                                  "The database is unavailable; please retry shortly.", headers: [.retryAfter: "1"])
+        case let error as HTTPError where error.status == .notFound:
+            let allowed = routes.allowedMethods(for: request.uri.path)
+            if !allowed.isEmpty {
+                let list = allowed.map(\.rawValue).joined(separator: ", ")
+                return ServiceProblem(.methodNotAllowed, .methodNotAllowed,
+                                      "\(request.method.rawValue) is not allowed here; use \(list).",
+                                      headers: [.allow: list])
+            }
+            return ServiceProblem(.notFound, .notFound, "No resource at \(request.uri.path).")
+        case let error as HTTPError where error.status == .badRequest:
+            return ServiceProblem(.badRequest, .malformedRequest, error.body ?? "The request could not be read.")
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            return ServiceProblem(.contentTooLarge, .payloadTooLarge, "The body exceeds \(maxBodyBytes) bytes.")
+        case let error as any HTTPResponseError where (400..<500).contains(error.status.code):
+            return ServiceProblem(error.status, ProblemType(rawValue: "http-\(error.status.code)"),
+                                  error.status.reasonPhrase)
+        case is CancellationError:
+            return ServiceProblem(.serviceUnavailable, .internalError, "The request was cancelled.")
+        default:
+            // The full error goes to the log (with the request id); the client gets nothing internal.
+            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            return ServiceProblem(.internalServerError, .internalError,
+                                  "An internal error occurred; quote the request id when reporting it.")
+        }
+    }
+}
+
+/// The methods each route path answers, to tell 405 (with `Allow`) from 404. Filled once the service's routes are
+/// registered; middleware has to be added before routes, so it gets this holder instead of the list.
+public final class RouteTable: Sendable {
+    private let patterns: Mutex<[(segments: [Substring], methods: Set<HTTPRequest.Method>)]> = Mutex([])
+
+    public init() {}
+
+    /// Records the router's routes. Call after every route is added.
+    public func load(from router: Router<AppRequestContext>) {
+        var grouped: [String: Set<HTTPRequest.Method>] = [:]
+        for route in router.routes {
+            grouped["\(route.path)", default: []].insert(route.method)
+        }
+        let patterns = grouped.map { path, methods in
+            (segments: path.split(separator: "/"), methods: methods)
+        }
+        self.patterns.withLock { $0 = patterns }
+    }
+
+    /// The methods routes matching `path` answer; empty when no route matches.
+    public func allowedMethods(for path: String) -> [HTTPRequest.Method] {
+        let segments = path.split(separator: "/")
+        let methods = patterns.withLock { patterns in
+            patterns.filter { Self.matches($0.segments, segments) }.flatMap(\.methods)
+        }
+        return Set(methods).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {
+        for (index, element) in pattern.enumerated() {
+            if element == "**" { return true }
+            guard index < path.count else { return false }
+            if element == "*" || element.hasPrefix(":") || element.hasPrefix("{") { continue }
+            if element != path[index] { return false }
+        }
+        return pattern.count == path.count
+    }
+}

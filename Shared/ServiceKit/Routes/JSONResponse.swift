@@ -1,0 +1,12 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension Data {
+    /// A 200 (or `status`) response carrying this JSON, encoded by ``ServiceJSON``.
+    public func jsonResponse(status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: self)))
+    }
+}

@@ -1,0 +1,69 @@
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+import Postgres
+import Prometheus
+
+/// `/health/live`, `/health/ready` and `/metrics`: what an orchestrator and a scraper need.
+struct OperationsRoutes: Sendable {
+    let pool: DatabasePool
+    let peers: [PeerKind: String]
+    let httpClient: HTTPClient
+    let registry: PrometheusCollectorRegistry
+    let readinessTimeout: Duration
+
+    func register(on router: Router<AppRequestContext>, prefixes: [String]) {
+        for prefix in prefixes {
+            router.get("\(prefix)/health/live") { _, _ in ReadinessReport(status: .ready, checks: [:]) }
+            router.get("\(prefix)/health/ready") { _, _ in try await self.ready() }
+        }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers,
+                            body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+    }
+
+    /// Ready when PostgreSQL answers and every required peer answers, each within the readiness timeout.
+    func ready() async throws -> ReadinessReport {
+        let checks = await withTaskGroup(of: (String, String).self) { group in
+            group.addTask { ("database", await pool.isReady(timeout: readinessTimeout) ? "ok" : "unreachable") }
+            for (peer, baseURL) in peers {
+                group.addTask { (peer.rawValue, await probe(baseURL + peer.probePath)) }
+            }
+            return await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
+        }
+        let failing = checks.filter { $0.value != "ok" }.sorted { $0.key < $1.key }
+        guard failing.isEmpty else {
+            throw ServiceProblem(.serviceUnavailable, .notReady,
+                                 "Not ready: " + failing.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".",
+                                 headers: [.retryAfter: "1"])
+        }
+        return ReadinessReport(status: .ready, checks: checks)
+    }
+
+    func probe(_ url: String) async -> String {
+        do {
+            var request = HTTPClientRequest(url: url)
+            request.method = .GET
+            let response = try await httpClient.execute(request, timeout: .init(readinessTimeout))
+            _ = try await response.body.collect(upTo: 64 * 1024)
+            return response.status == .ok ? "ok" : "status \(response.status.code)"
+        } catch {
+            return "unreachable"
+        }
+    }
+}
+
+extension ReadinessReport: ResponseEncodable {}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

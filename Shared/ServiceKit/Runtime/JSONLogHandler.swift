@@ -1,0 +1,72 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// One JSON object per line on stdout: `{"time":…,"level":…,"logger":…,"message":…,<metadata>}`.
+///
+/// Structured so that a log pipeline can filter on `request_id`; never given secrets (configuration values marked
+/// secret are not logged, and database errors describe themselves without parameters).
+public struct JSONLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+
+    /// Serializes writes so lines from concurrent requests never interleave.
+    private static let output = Mutex(())
+
+    public init(label: String, level: Logger.Level) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var fields: [String: Any] = [
+            "time": Self.timestamp(),
+            "level": event.level.rawValue,
+            "logger": label,
+            "message": event.message.description,
+        ]
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        for (key, value) in merged where fields[key] == nil { fields[key] = Self.plain(value) }
+        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
+        line.append(UInt8(ascii: "\n"))
+        Self.output.withLock { _ in FileHandle.standardOutput.write(line) }
+    }
+
+    private static func plain(_ value: Logger.Metadata.Value) -> Any {
+        switch value {
+        case .string(let string): string
+        case .stringConvertible(let convertible): convertible.description
+        case .array(let array): array.map(plain)
+        case .dictionary(let dictionary): dictionary.mapValues(plain)
+        }
+    }
+
+    private static func timestamp() -> String {
+        Date.now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+}
+
+/// Installs the process-wide log handler once, at start-up (swift-log allows one bootstrap per process).
+public func bootstrapLogging(format: ServiceConfiguration.LogFormat, level: Logger.Level) {
+    LoggingSystem.bootstrap { label in
+        switch format {
+        case .json:
+            JSONLogHandler(label: label, level: level)
+        case .text:
+            {
+                var handler = StreamLogHandler.standardOutput(label: label)
+                handler.logLevel = level
+                return handler
+            }()
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import Postgres
+import Prometheus
+
+/// Every service's application type.
+public typealias ServiceApplication = Application<RouterResponder<AppRequestContext>>
+
+/// What a service's routes are built from: the shared plumbing, already configured.
+public struct ServiceDependencies: Sendable {
+    public let configuration: ServiceConfiguration
+    public let pool: DatabasePool
+    public let httpClient: HTTPClient
+    public let metrics: PrometheusMetricsFactory
+    public let logger: Logger
+}
+
+/// Builds a service: database pool and migrations, the kit's middleware (request id, metrics, problem+json),
+/// `/health/*` and `/metrics`, then the service's own routes from `addRoutes`.
+///
+/// Start-up order: the pool and the HTTP client start first; migrations run before the port opens (retried while
+/// PostgreSQL is still coming up); on SIGTERM the server drains in-flight requests, then the client and the pool close.
+public func buildServiceApplication(
+    configuration: ServiceConfiguration,
+    migrations: [Migration],
+    addRoutes: (Router<AppRequestContext>, ServiceDependencies) throws -> Void
+) throws -> ServiceApplication {
+    let logger = {
+        var logger = Logger(label: configuration.defaults.name)
+        logger.logLevel = configuration.logLevel
+        return logger
+    }()
+    let registry = PrometheusCollectorRegistry()
+    let metrics = PrometheusMetricsFactory(registry: registry)
+    let pool = DatabasePool(
+        connection: configuration.database, pool: configuration.pool,
+        logger: logger, metricsFactory: metrics
+    )
+    var clientConfiguration = HTTPClient.Configuration()
+    clientConfiguration.timeout = .init(connect: .seconds(2), read: .seconds(10))
+    clientConfiguration.redirectConfiguration = .disallow  // a peer never redirects us anywhere
+    let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    let dependencies = ServiceDependencies(
+        configuration: configuration, pool: pool, httpClient: httpClient, metrics: metrics, logger: logger
+    )
+
+    let routeTable = RouteTable()
+    let router = Router(context: AppRequestContext.self)
+    // Middleware first: a route only runs the middleware that existed when it was added.
+    router.addMiddleware {
+        RequestIDMiddleware()
+        MetricsMiddleware(factory: metrics)
+        ProblemMiddleware(routes: routeTable, maxBodyBytes: configuration.maxBodyBytes)
+    }
+    OperationsRoutes(
+        pool: pool, peers: configuration.peers, httpClient: httpClient, registry: registry,
+        readinessTimeout: configuration.readinessTimeout
+    ).register(on: router, prefixes: ["", configuration.defaults.apiPrefix])
+    try addRoutes(router, dependencies)
+    routeTable.load(from: router)
+
+    var app = Application(
+        router: router,
+        configuration: ApplicationConfiguration(
+            address: .hostname(configuration.host, port: configuration.port),
+            serverName: configuration.defaults.name
+        ),
+        onServerRunning: { channel in
+            logger.info("listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
+        },
+        logger: logger
+    )
+    app.addServices(pool, HTTPClientService(client: httpClient))
+    let migrator = Migrator(schema: configuration.schema, migrations: migrations)
+    let dryRun = configuration.migration == .check
+    app.beforeServerStarts {
+        try await migrateWhenReachable(migrator, pool: pool, dryRun: dryRun, logger: logger)
+    }
+    return app
+}
+
+/// Applies migrations, waiting up to a minute for PostgreSQL to accept connections (replicas may start first).
+func migrateWhenReachable(_ migrator: Migrator, pool: DatabasePool, dryRun: Bool, logger: Logger) async throws {
+    let deadline = ContinuousClock.now + .seconds(60)
+    while true {
+        do {
+            let applied = try await migrator.migrate(pool, dryRun: dryRun)
+            logger.info("schema up to date", metadata: ["schema": "\(migrator.schema)", "applied": "\(applied)"])
+            return
+        } catch let error as PostgresError where error.isUnavailable && ContinuousClock.now < deadline {
+            logger.warning("database not reachable yet; retrying migrations", metadata: ["error": "\(error)"])
+            try await Task.sleep(for: .seconds(1))
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Configuration
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// The command-line flags every service accepts. Each overrides its environment variable; anything not given here
+/// comes from the environment, then from the defaults.
+public struct ServiceOptions: ParsableArguments {
+    @Option(help: "Address to bind (HTTP_HOST).") public var host: String?
+    @Option(help: "Port to listen on (HTTP_PORT).") public var port: Int?
+    @Option(help: "trace, debug, info, notice, warning, error or critical (LOG_LEVEL).") public var logLevel: String?
+    @Option(help: "json or text (LOG_FORMAT).") public var logFormat: String?
+
+    public init() {}
+
+    /// Flags first, then the environment. Secrets are only ever read from the environment, never from flags
+    /// (flags are visible to every user in the process list).
+    public func configReader() -> ConfigReader {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        if let host { values["http.host"] = .init(.string(host), isSecret: false) }
+        if let port { values["http.port"] = .init(.int(port), isSecret: false) }
+        if let logLevel { values["log.level"] = .init(.string(logLevel), isSecret: false) }
+        if let logFormat { values["log.format"] = .init(.string(logFormat), isSecret: false) }
+        return ConfigReader(providers: [
+            InMemoryProvider(name: "flags", values: values),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["DATABASE_URL"])),
+        ])
+    }
+}
+
+/// Runs a service until SIGTERM or SIGINT, then shuts it down gracefully: the server stops accepting, in-flight
+/// requests finish (bounded by `SHUTDOWN_TIMEOUT_SECONDS`), then the HTTP client and the database pool close.
+public enum ServiceRunner {
+    public static func run(
+        options: ServiceOptions,
+        defaults: ServiceDefaults,
+        build: (ConfigReader) async throws -> ServiceApplication
+    ) async throws {
+        let reader = options.configReader()
+        let configuration = ServiceConfiguration(reader: reader, defaults: defaults)
+        bootstrapLogging(format: configuration.logFormat, level: configuration.logLevel)
+        let app = try await build(reader)
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger
+        )
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        try await ServiceGroup(configuration: groupConfiguration).run()
+        app.logger.info("stopped")
+    }
+}
