@@ -97,7 +97,7 @@ let package = Package(
         // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging],
+            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging, configuration],
             path: "Shared/TestSupport",
             swiftSettings: strictSettings
         ),
@@ -114,7 +114,11 @@ let package = Package(
             ),
             .testTarget(
                 name: "ServiceKitTests",
-                dependencies: ["ServiceKit", "TestSupport", "Contracts", hummingbirdTesting, httpClient],
+                dependencies: [
+                    "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting, httpClient,
+                    serviceLifecycle, logging, .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                ],
                 path: "Tests/ServiceKitTests",
                 swiftSettings: strictSettings
             ),

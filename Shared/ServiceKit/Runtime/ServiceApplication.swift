@@ -67,9 +67,6 @@ public func buildServiceApplication(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: configuration.defaults.name
         ),
-        onServerRunning: { channel in
-            logger.info("listening", metadata: ["address": "\(channel.localAddress?.description ?? "?")"])
-        },
         logger: logger
     )
     app.addServices(pool, HTTPClientService(client: httpClient))

@@ -1,0 +1,61 @@
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Postgres
+import ServiceKit
+import TestSupport
+
+/// A service built with the kit alone, plus a few routes that exercise it.
+enum KitTestApp {
+    static let defaults = ServiceDefaults(
+        name: "kit-test", apiPrefix: "/v1/kit", port: 0, schema: "kit", databaseRole: "kit", requiredPeers: []
+    )
+
+    static let migrations = [
+        Migration(1, "create_widgets", sql: "CREATE TABLE widgets (id serial PRIMARY KEY, name text NOT NULL);"),
+    ]
+
+    struct Widget: Codable, Sendable { let name: String; let size: Int }
+
+    static func build(configuration: ServiceConfiguration) throws -> ServiceApplication {
+        try buildServiceApplication(configuration: configuration, migrations: migrations) { router, dependencies in
+            router.post("/v1/kit/widgets") { request, context -> Response in
+                let widget = try await request.decodeJSON(as: Widget.self, context: context)
+                try await dependencies.pool.query("INSERT INTO widgets (name) VALUES (\(widget.name))")
+                return try ServiceJSON.encoder.encode(widget).jsonResponse(status: .created)
+            }
+            router.get("/v1/kit/widgets/count") { _, _ -> Response in
+                let count = try await dependencies.pool.query("SELECT count(*) FROM widgets").single()
+                    .decode(Int.self, at: 0)
+                return try ServiceJSON.encoder.encode(["count": count]).jsonResponse()
+            }
+            router.get("/v1/kit/slow") { _, _ -> Response in
+                try await Task.sleep(for: .seconds(1))
+                return Data(#"{"slow":true}"#.utf8).jsonResponse()
+            }
+            router.get("/v1/kit/crash") { _, _ -> Response in
+                struct SecretInternalError: Error { let password = "hunter2" }
+                throw SecretInternalError()
+            }
+        }
+    }
+
+    /// Runs `test` against a kit app on a fresh database.
+    static func withApp(
+        environment: [String: String] = [:],
+        _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        try await withTestDatabase { database in
+            let configuration = testServiceConfiguration(
+                defaults: defaults, databaseURL: database.connectionString, environment: environment
+            )
+            try await build(configuration: configuration).test(.router, test)
+        }
+    }
+}
+
+extension TestResponse {
+    /// The body as a problem document.
+    var problem: ProblemDetails? { try? JSONDecoder().decode(ProblemDetails.self, from: Data(body.readableBytesView)) }
+}

@@ -1,0 +1,188 @@
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import NIOHTTP1
+import Postgres
+@testable import ServiceKit
+import ServiceLifecycle
+import TestSupport
+import Testing
+
+@Suite struct OperationsTests {
+    @Test func migrationsRunBeforeTheServerStartsInTheServiceSchema() async throws {
+        try await withTestDatabase { database in
+            let configuration = testServiceConfiguration(
+                defaults: KitTestApp.defaults, databaseURL: database.connectionString
+            )
+            try await KitTestApp.build(configuration: configuration).test(.router) { client in
+                try await client.execute(uri: "/v1/kit/widgets/count", method: .get) { #expect($0.status == .ok) }
+            }
+            let pool = database.makePool(size: 1)
+            let recorded = try await pool.query("SELECT name FROM kit.schema_migrations").decode(column: 0, as: String.self)
+            #expect(recorded == ["create_widgets"])
+            await pool.close()
+        }
+    }
+
+    @Test func checkModeRefusesToStartWithPendingMigrations() async throws {
+        try await withTestDatabase { database in
+            let configuration = testServiceConfiguration(
+                defaults: KitTestApp.defaults, databaseURL: database.connectionString,
+                environment: ["DATABASE_MIGRATE": "check"]
+            )
+            await #expect(throws: MigrationError.pending(["create_widgets"])) {
+                try await KitTestApp.build(configuration: configuration).test(.router) { _ in }
+            }
+        }
+    }
+
+    @Test func metricsExposeRequestsAndThePool() async throws {
+        try await KitTestApp.withApp { client in
+            try await client.execute(uri: "/v1/kit/widgets/count", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status == .ok)
+                let text = String(buffer: response.body)
+                #expect(text.contains(#"http_requests_total{method="GET",route="/v1/kit/widgets/count",status="200"} 1"#))
+                #expect(text.contains("http_request_duration_seconds_bucket"))
+                #expect(text.contains("db_pool_connections_in_use"))
+                #expect(text.contains("db_pool_lease_wait_seconds_count"))
+            }
+        }
+    }
+
+    @Test func healthIsAlsoServedUnderTheAPIPrefix() async throws {
+        try await KitTestApp.withApp { client in
+            for path in ["/health/live", "/health/ready", "/v1/kit/health/live", "/v1/kit/health/ready"] {
+                try await client.execute(uri: path, method: .get) { #expect($0.status == .ok, "\(path)") }
+            }
+        }
+    }
+
+    @Test func readinessFollowsTheDatabaseWithoutARestart() async throws {
+        let cluster = try TestCluster.create()
+        let configuration = testServiceConfiguration(
+            defaults: KitTestApp.defaults, databaseURL: cluster.connectionString
+        )
+        try await KitTestApp.build(configuration: configuration).test(.router) { client in
+            try await client.execute(uri: "/health/ready", method: .get) { #expect($0.status == .ok) }
+            try cluster.stop()
+            let stopped = ContinuousClock.now
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.problem?.type == .notReady)
+                #expect(response.problem?.detail.contains("database") == true)
+            }
+            #expect(stopped.duration(to: .now) < .seconds(3))
+            // A request that needs the database gets a clean 503, not a 500.
+            try await client.execute(uri: "/v1/kit/widgets/count", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.problem?.type == .databaseUnavailable)
+                #expect(response.headers[.retryAfter] == "1")
+            }
+            try cluster.start()
+            var recovered = false
+            for _ in 0..<50 where !recovered {
+                try await client.execute(uri: "/health/ready", method: .get) { recovered = $0.status == .ok }
+                if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(recovered)
+        }
+        try cluster.stop()
+    }
+
+    @Test func readinessRequiresThePeers() async throws {
+        let deadPort = try freeLoopbackPort()
+        try await withTestDatabase { database in
+            var defaults = KitTestApp.defaults
+            defaults.requiredPeers = [.auth]
+            let configuration = testServiceConfiguration(
+                defaults: defaults, databaseURL: database.connectionString,
+                environment: ["AUTH_URL": "http://127.0.0.1:\(deadPort)", "READINESS_TIMEOUT_MS": "500"]
+            )
+            try await KitTestApp.build(configuration: configuration).test(.router) { client in
+                try await client.execute(uri: "/health/ready", method: .get) { response in
+                    #expect(response.status == .serviceUnavailable)
+                    #expect(response.problem?.detail == "Not ready: auth unreachable.")
+                }
+                try await client.execute(uri: "/health/live", method: .get) { #expect($0.status == .ok) }
+            }
+        }
+    }
+
+    @Test func gracefulShutdownFinishesInFlightRequests() async throws {
+        try await withTestDatabase { database in
+            let port = try freeLoopbackPort()
+            let configuration = testServiceConfiguration(
+                defaults: KitTestApp.defaults, databaseURL: database.connectionString,
+                environment: ["HTTP_PORT": "\(port)"]
+            )
+            let app = try KitTestApp.build(configuration: configuration)
+            let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
+            let running = Task { try await group.run() }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            let base = "http://127.0.0.1:\(port)"
+            try await waitForStatus(client, base + "/health/live", 200)
+
+            let slow = Task { () -> (Int, String) in
+                let response = try await client.execute(HTTPClientRequest(url: base + "/v1/kit/slow"), timeout: .seconds(10))
+                let body = try await response.body.collect(upTo: 1024)
+                return (Int(response.status.code), String(buffer: body))
+            }
+            try await Task.sleep(for: .milliseconds(300))  // the slow request is now in flight
+            await group.triggerGracefulShutdown()
+
+            let (status, body) = try await slow.value
+            #expect(status == 200)
+            #expect(body == #"{"slow":true}"#)
+            try await running.value  // the group (server, client, pool) ended cleanly
+            await #expect(throws: (any Error).self) {
+                _ = try await client.execute(HTTPClientRequest(url: base + "/health/live"), timeout: .seconds(2))
+            }
+            try await client.shutdown()
+        }
+    }
+
+    func waitForStatus(_ client: HTTPClient, _ url: String, _ status: Int) async throws {
+        for _ in 0..<100 {
+            if let response = try? await client.execute(HTTPClientRequest(url: url), timeout: .seconds(1)),
+               response.status.code == status {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw TestSupportError("\(url) never answered \(status)")
+    }
+}
+
+@Suite struct RouteTableTests {
+    @Test func matchesPatternsSegmentBySegment() {
+        let pattern = "/v1/favorites/:experience/:itemId".split(separator: "/")
+        #expect(RouteTable.matches(pattern, "/v1/favorites/rijksmuseum/SK-C-5".split(separator: "/")))
+        #expect(!RouteTable.matches(pattern, "/v1/favorites/rijksmuseum".split(separator: "/")))
+        #expect(!RouteTable.matches(pattern, "/v1/favorites/a/b/c".split(separator: "/")))
+        #expect(RouteTable.matches("/static/**".split(separator: "/"), "/static/a/b".split(separator: "/")))
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func environmentVariablesMapToSettings() {
+        let configuration = testServiceConfiguration(
+            defaults: KitTestApp.defaults, databaseURL: "postgresql://u:secret@db:5432/app",
+            environment: [
+                "DATABASE_POOL_SIZE": "12", "DATABASE_LEASE_TIMEOUT_MS": "250", "HTTP_MAX_BODY_BYTES": "4096",
+                "DATABASE_SCHEMA": "other", "LOG_FORMAT": "text", "DATABASE_MIGRATE": "check",
+            ]
+        )
+        #expect(configuration.pool.size == 12)
+        #expect(configuration.pool.leaseTimeout == .milliseconds(250))
+        #expect(configuration.maxBodyBytes == 4096)
+        #expect(configuration.schema == "other")
+        #expect(configuration.logFormat == .text)
+        #expect(configuration.migration == .check)
+        #expect(configuration.database.applicationName == "kit-test")
+    }
+}
