@@ -106,6 +106,19 @@ let package = Package(
         + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [httpClient])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
         + [
+            // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.
+            .executableTarget(
+                name: "postgres-bench",
+                dependencies: ["Postgres", argumentParser],
+                path: "bench/postgres-bench",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "ContractsTests",
+                dependencies: ["Contracts"],
+                path: "Tests/ContractsTests",
+                swiftSettings: strictSettings
+            ),
             .testTarget(
                 name: "PostgresTests",
                 dependencies: ["Postgres", "TestSupport"],

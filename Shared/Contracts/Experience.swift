@@ -5,11 +5,6 @@ import Foundation
 public struct ExperienceID: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
     public var description: String { rawValue }
 
     public static let ticketmaster = ExperienceID(rawValue: "ticketmaster")

@@ -46,14 +46,10 @@ public struct FieldError: Codable, Sendable, Equatable {
 }
 
 /// Stable problem codes. New codes may be added; existing ones never change meaning.
+/// Encoded as a bare JSON string (the standard library's `Codable` for string-backed `RawRepresentable` types).
 public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
     public var description: String { rawValue }
 
     // Request shape (400, 404, 405, 413, 415)
@@ -79,4 +75,8 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     public static let databaseUnavailable = ProblemType(rawValue: "database-unavailable")
     /// A dependency of the service does not answer, so it is not ready to serve (503).
     public static let notReady = ProblemType(rawValue: "not-ready")
+    /// The gateway could not reach any replica of the service behind the route (502 or 503).
+    public static let serviceUnreachable = ProblemType(rawValue: "service-unreachable")
+    /// The service behind the route did not answer the gateway in time (504).
+    public static let serviceTimeout = ProblemType(rawValue: "service-timeout")
 }

@@ -236,7 +236,7 @@ public actor DatabasePool: Service {
 
     private func release(_ connection: PostgresConnection) async {
         leased[ObjectIdentifier(connection)] = nil
-        if !closed, connection.isReusable {
+        if !closed, connection.isIdle {
             hand(.ready(connection))
         } else {
             await connection.close()
@@ -340,7 +340,7 @@ struct PoolMetrics: Sendable {
         idle = Gauge(label: "db_pool_connections_idle", factory: factory)
         waiters = Gauge(label: "db_pool_waiters", factory: factory)
         leaseWait = CoreMetrics.Timer(label: "db_pool_lease_wait_seconds", factory: factory)
-        leaseDuration = CoreMetrics.Timer(label: "db_query_duration_seconds", factory: factory)
+        leaseDuration = CoreMetrics.Timer(label: "db_lease_duration_seconds", factory: factory)
         Gauge(label: "db_pool_size", factory: factory).record(size)
     }
 }

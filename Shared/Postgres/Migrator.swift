@@ -5,18 +5,22 @@ import Foundation
 public struct Migration: Sendable {
     public let version: Int
     public let name: String
-    public let sql: String
+    /// The SQL, a compile-time literal like every statement of ours.
+    public let sql: StaticString
 
-    public init(_ version: Int, _ name: String, sql: String) {
+    public init(_ version: Int, _ name: String, sql: StaticString) {
         self.version = version
         self.name = name
         self.sql = sql
     }
 
-    /// FNV-1a over the SQL text: enough to notice an edited migration, no crypto dependency needed.
-    public var checksum: String {
+    /// Identifies the SQL text, to notice an edited migration.
+    public var checksum: String { Self.checksum(of: sql.description) }
+
+    /// FNV-1a: enough to notice a change, no crypto dependency needed.
+    public static func checksum(of text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
+        for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
@@ -99,7 +103,7 @@ public struct Migrator: Sendable {
             let pending = Array(migrations.dropFirst(applied.count))
             if dryRun, !pending.isEmpty { throw MigrationError.pending(pending.map(\.name)) }
             for migration in pending {
-                try connection.execute(SQLScript(migration.sql))
+                try connection.execute(SQLScript(migration.sql))  // a literal, checked at compile time
                 try connection.query("""
                     INSERT INTO schema_migrations (version, name, checksum)
                     VALUES (\(migration.version), \(migration.name), \(migration.checksum))

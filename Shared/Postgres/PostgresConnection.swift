@@ -66,6 +66,12 @@ public actor PostgresConnection {
         }
     }
 
+    /// Whether the session ended its last statement cleanly outside a transaction. No syscall: checked on release,
+    /// while ``isReusable`` (which also looks at the socket) is checked on lease.
+    nonisolated var isIdle: Bool {
+        shared.withLock { $0.idle && !$0.running && !$0.closed }
+    }
+
     /// Asks the server to cancel the statement running now, if any. Any thread; blocks for one round trip.
     /// The statement then fails with SQLSTATE 57014 and the session stays usable.
     public nonisolated func cancelRunningStatement() {

@@ -79,8 +79,9 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
 }
 
 /// A SQL script: several statements without parameters, run with the simple query protocol (migrations, set-up).
+/// Like ``SQL``, it can only be written as a literal.
 public struct SQLScript: Sendable, ExpressibleByStringLiteral {
     public let text: String
-    public init(stringLiteral value: String) { self.text = value }
-    public init(_ text: String) { self.text = text }
+    public init(stringLiteral value: StaticString) { self.text = value.description }
+    init(_ text: StaticString) { self.text = text.description }
 }

@@ -47,9 +47,9 @@ public actor TestPostgres {
     }
 
     private func template(for migrators: [Migrator], admin: String) async throws -> String {
-        let fingerprint = Migration(0, "fingerprint", sql: migrators.map { migrator in
+        let fingerprint = Migration.checksum(of: migrators.map { migrator in
             migrator.schema + ":" + migrator.migrations.map(\.checksum).joined(separator: ",")
-        }.joined(separator: ";")).checksum
+        }.joined(separator: ";"))
         if let existing = templates[fingerprint] { return try await existing.value }
         let build = Task {
             let name = "template_\(getpid())_\(fingerprint)"

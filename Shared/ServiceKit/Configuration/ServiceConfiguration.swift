@@ -5,7 +5,7 @@ import Postgres
 
 /// What differs between the three services before any configuration is read.
 public struct ServiceDefaults: Sendable {
-    /// Deployable name (`auth-service`): logger label, `application_name`, metric prefix.
+    /// Deployable name (`auth-service`): logger label, server name and the database `application_name`.
     public var name: String
     /// Public path prefix (`/v1/auth`): health checks are also served under it, so a peer reached through the
     /// gateway and one reached directly answer on the same paths.

@@ -41,7 +41,8 @@ public struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let problem as ServiceProblem:
             return problem
-        case let error as PostgresError where error.isUnavailable || error.kind == .timeout:
+        case let error as PostgresError where error.isUnavailable || error.isQueryCancelled:
+            // Down, saturated, or too slow to answer within its timeouts: all "retry shortly", none a bug.
             logger.warning("database unavailable", metadata: ["error": "\(error)"])
             return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
                                   "The database is unavailable; please retry shortly.", headers: [.retryAfter: "1"])

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Postgres
+
+/// Drives the Postgres module the way a service does (one pool, `concurrency` tasks each leasing a session per
+/// statement) and prints transactions per second, for bench/postgres.sh to set against pgbench.
+@main
+struct PostgresBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "postgres-bench",
+        abstract: "Prepared point reads or single-row inserts through the Postgres module, as fast as possible."
+    )
+
+    enum Workload: String, ExpressibleByArgument, CaseIterable { case read, insert }
+
+    @Option(help: "libpq connection string of the benchmark database.") var url: String
+    @Option(help: "read (prepared point SELECT) or insert (single-row INSERT).") var workload: Workload
+    @Option(help: "Concurrent tasks; the pool has as many sessions.") var concurrency = 8
+    @Option(help: "Seconds to run, after a one-second warm-up.") var seconds = 10
+    @Option(help: "Rows in bench_items (ids 1…rows) for the read workload.") var rows = 100_000
+    @Flag(help: "Each task keeps one session for the whole run instead of leasing one per statement.") var hold = false
+
+    func run() async throws {
+        let pool = DatabasePool(
+            connection: ConnectionConfiguration(connectionString: url, applicationName: "postgres-bench"),
+            pool: PoolConfiguration(size: concurrency, leaseTimeout: .seconds(30))
+        )
+        _ = try await drive(pool, for: .seconds(1))  // warm-up: sessions open, statements prepared
+        let started = ContinuousClock.now
+        let completed = try await drive(pool, for: .seconds(seconds))
+        let elapsed = started.duration(to: .now)
+        let (wholeSeconds, attoseconds) = elapsed.components
+        let tps = Double(completed) / (Double(wholeSeconds) + Double(attoseconds) / 1e18)
+        print("workload=\(workload.rawValue) concurrency=\(concurrency) transactions=\(completed) tps=\(Int(tps))")
+        await pool.close()
+    }
+
+    /// Runs the workload on `concurrency` tasks until `duration` has passed; returns the statements completed.
+    func drive(_ pool: DatabasePool, for duration: Duration) async throws -> Int {
+        let deadline = ContinuousClock.now + duration
+        let workload = self.workload
+        let rows = self.rows
+        return try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<concurrency {
+                group.addTask {
+                    var count = 0
+                    var generator = SystemRandomNumberGenerator()
+                    func statement() -> SQL {
+                        switch workload {
+                        case .read:
+                            "SELECT id, title, price FROM bench_items WHERE id = \(Int.random(in: 1...rows, using: &generator))"
+                        case .insert:
+                            "INSERT INTO bench_writes (worker, title) VALUES (\(worker), \("favorite"))"
+                        }
+                    }
+                    if hold {
+                        return try await pool.withConnection(timeout: .seconds(3600)) { connection in
+                            while ContinuousClock.now < deadline {
+                                try await connection.query(statement(), prepare: true)
+                                count += 1
+                            }
+                            return count
+                        }
+                    }
+                    while ContinuousClock.now < deadline {
+                        try await pool.query(statement(), prepare: true)
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+    }
+}

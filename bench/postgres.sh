@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Postgres module vs pgbench: the same prepared point read and the same single-row insert, on the same throwaway
+# PostgreSQL 15 server, at the same concurrency, in one run. Prints each figure and the ratio Swift ÷ pgbench.
+#
+#   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 10]
+#
+# Absolute numbers drift on a shared machine; the ratios are what to compare between runs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib/common.sh
+source scripts/lib/common.sh
+
+concurrency_levels="4 8 16"
+seconds=10
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) concurrency_levels="8"; seconds=3 ;;
+        --concurrency) concurrency_levels="$2"; shift ;;
+        --seconds) seconds="$2"; shift ;;
+        *) die "unknown argument: $1" ;;
+    esac
+    shift
+done
+
+ensure_packages libpq-dev postgresql-15
+bin=/usr/lib/postgresql/15/bin
+
+log_info "building postgres-bench (release)"
+swift build -c release --scratch-path .build-release --product postgres-bench >/dev/null
+bench="$(swift build -c release --scratch-path .build-release --show-bin-path)/postgres-bench"
+
+# A throwaway cluster: asynchronous commit so that both clients are measured, not the disk's fsync latency.
+work="$(mktemp -d /tmp/favoriteme-bench-XXXXXX)"
+port=$((20000 + RANDOM % 20000))
+as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[[ $EUID -eq 0 ]] && chown postgres "$work"
+cleanup() { as_owner "$bin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+as_owner "$bin/initdb" -D "$work/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+as_owner "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \
+    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c synchronous_commit=off -c max_connections=100 -c shared_buffers=256MB" \
+    start >/dev/null
+url="host=127.0.0.1 port=$port user=postgres dbname=postgres sslmode=disable"
+psql_run() { psql "$url" -v ON_ERROR_STOP=1 -qAt; }
+
+psql_run <<'SQL'
+CREATE TABLE bench_items (id int PRIMARY KEY, title text NOT NULL, price numeric(8,2));
+INSERT INTO bench_items SELECT i, 'Item ' || i, (i % 500) / 3.0 FROM generate_series(1, 100000) i;
+CREATE TABLE bench_writes (id bigserial PRIMARY KEY, worker int NOT NULL, title text NOT NULL,
+                           created_at timestamptz NOT NULL DEFAULT now());
+VACUUM ANALYZE;
+SQL
+cat > "$work/read.sql" <<'SQL'
+\set id random(1, 100000)
+SELECT id, title, price FROM bench_items WHERE id = :id;
+SQL
+cat > "$work/insert.sql" <<'SQL'
+\set worker random(0, 15)
+INSERT INTO bench_writes (worker, title) VALUES (:worker, 'favorite');
+SQL
+
+pgbench_tps() { # workload concurrency
+    PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres pgbench -n -M prepared -f "$work/$1.sql" -c "$2" -j 2 -T "$seconds" postgres \
+        2>/dev/null | awk '/^tps = / { printf "%d", $3 }'
+}
+swift_tps() { # workload concurrency [--hold]
+    "$bench" --url "$url" --workload "$1" --concurrency "$2" --seconds "$seconds" ${3:+"$3"} \
+        | sed -n 's/.*tps=\([0-9]*\).*/\1/p'
+}
+ratio() { awk -v s="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.2f", s / p; else print "n/a" }'; }
+
+# swift_tps: a pool lease per statement, as a service does. held_tps: each task keeps one session, which isolates
+# the cost of leasing from the cost of reaching the session's thread.
+printf '%-8s %-12s %10s %10s %12s %12s %10s\n' workload concurrency swift_tps held_tps pgbench_tps ratio held_ratio
+for workload in read insert; do
+    for c in $concurrency_levels; do
+        s="$(swift_tps "$workload" "$c")"
+        h="$(swift_tps "$workload" "$c" --hold)"
+        p="$(pgbench_tps "$workload" "$c")"
+        printf '%-8s %-12s %10s %10s %12s %12s %10s\n' "$workload" "$c" "$s" "$h" "$p" "$(ratio "$s" "$p")" "$(ratio "$h" "$p")"
+    done
+done
+echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)"
