@@ -24,6 +24,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
         context.traceparent = request.headers[.traceparent].flatMap(Traceparent.validated)
             ?? Traceparent.start()
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
+        context.logger[metadataKey: "hb.request.id"] = nil  // Hummingbird's internal id: one id per request in logs
         var response = try await next(request, context)
         response.headers[.requestID] = context.requestID
         return response
