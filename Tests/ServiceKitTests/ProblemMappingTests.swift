@@ -2,9 +2,11 @@ import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import NIOCore
-import ServiceKit
+import Postgres
+@testable import ServiceKit
 import TestSupport
 import Testing
 
@@ -147,5 +149,21 @@ import Testing
             }
             #expect(seen.count == 5)
         }
+    }
+}
+
+@Suite struct ErrorLoggingTests {
+    struct PayloadError: Error { let password = "hunter2" }
+
+    @Test func unknownErrorsAreLoggedByTypeOnly() {
+        let metadata = ProblemMiddleware.loggable(PayloadError())
+        #expect(metadata["error_type"] == "PayloadError")
+        #expect(metadata["error"] == nil)
+        #expect(!metadata.description.contains("hunter2"))
+    }
+
+    @Test func ourOwnErrorsAreLoggedWithTheirSafeDescriptions() {
+        let metadata = ProblemMiddleware.loggable(MigrationError.edited("create_users"))
+        #expect(metadata["error"] == "migration create_users was edited after it was applied")
     }
 }

@@ -65,11 +65,24 @@ public struct ProblemMiddleware: RouterMiddleware {
         case is CancellationError:
             return ServiceProblem(.serviceUnavailable, .internalError, "The request was cancelled.")
         default:
-            // The full error goes to the log (with the request id); the client gets nothing internal.
-            logger.error("unhandled error", metadata: ["error": "\(String(reflecting: error))"])
+            // The log gets what is safe to log (with the request id); the client gets nothing internal.
+            logger.error("unhandled error", metadata: Self.loggable(error))
             return ServiceProblem(.internalServerError, .internalError,
                                   "An internal error occurred; quote the request id when reporting it.")
         }
+    }
+
+    /// An unknown error may carry anything (a password in a payload), so only its type is logged. Our own error
+    /// types describe themselves without parameters or row data, so their descriptions are logged too.
+    static func loggable(_ error: any Error) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["error_type": "\(type(of: error))"]
+        switch error {
+        case let error as PostgresError: metadata["error"] = "\(error)"
+        case let error as PostgresDecodingError: metadata["error"] = "\(error)"
+        case let error as MigrationError: metadata["error"] = "\(error)"
+        default: break
+        }
+        return metadata
     }
 }
 
