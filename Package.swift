@@ -129,7 +129,7 @@ let package = Package(
                 name: "ServiceKitTests",
                 dependencies: [
                     "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting, httpClient,
-                    serviceLifecycle, logging, .product(name: "NIOCore", package: "swift-nio"),
+                    serviceLifecycle, logging, argumentParser, .product(name: "NIOCore", package: "swift-nio"),
                     .product(name: "NIOHTTP1", package: "swift-nio"),
                 ],
                 path: "Tests/ServiceKitTests",

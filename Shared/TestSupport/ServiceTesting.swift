@@ -8,7 +8,7 @@ public func testServiceConfiguration(
     defaults: ServiceDefaults,
     databaseURL: String,
     environment: [String: String] = [:]
-) -> ServiceConfiguration {
+) throws -> ServiceConfiguration {
     let base = ["DATABASE_URL": databaseURL, "HTTP_PORT": "0", "LOG_LEVEL": "warning", "DATABASE_POOL_SIZE": "4"]
     let reader = ConfigReader(providers: [
         EnvironmentVariablesProvider(
@@ -16,5 +16,5 @@ public func testServiceConfiguration(
             secretsSpecifier: .specific(["DATABASE_URL"])
         ),
     ])
-    return ServiceConfiguration(reader: reader, defaults: defaults)
+    return try ServiceConfiguration(reader: reader, defaults: defaults)
 }

@@ -47,7 +47,7 @@ enum KitTestApp {
         _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         try await withTestDatabase { database in
-            let configuration = testServiceConfiguration(
+            let configuration = try testServiceConfiguration(
                 defaults: defaults, databaseURL: database.connectionString, environment: environment
             )
             try await build(configuration: configuration).test(.router, test)

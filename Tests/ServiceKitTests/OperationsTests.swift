@@ -1,3 +1,4 @@
+import ArgumentParser
 import AsyncHTTPClient
 import Contracts
 import Foundation
@@ -15,7 +16,7 @@ import Testing
 @Suite struct OperationsTests {
     @Test func migrationsRunBeforeTheServerStartsInTheServiceSchema() async throws {
         try await withTestDatabase { database in
-            let configuration = testServiceConfiguration(
+            let configuration = try testServiceConfiguration(
                 defaults: KitTestApp.defaults, databaseURL: database.connectionString
             )
             try await KitTestApp.build(configuration: configuration).test(.router) { client in
@@ -30,7 +31,7 @@ import Testing
 
     @Test func checkModeRefusesToStartWithPendingMigrations() async throws {
         try await withTestDatabase { database in
-            let configuration = testServiceConfiguration(
+            let configuration = try testServiceConfiguration(
                 defaults: KitTestApp.defaults, databaseURL: database.connectionString,
                 environment: ["DATABASE_MIGRATE": "check"]
             )
@@ -64,7 +65,7 @@ import Testing
 
     @Test func readinessFollowsTheDatabaseWithoutARestart() async throws {
         let cluster = try TestCluster.create()
-        let configuration = testServiceConfiguration(
+        let configuration = try testServiceConfiguration(
             defaults: KitTestApp.defaults, databaseURL: cluster.connectionString
         )
         try await KitTestApp.build(configuration: configuration).test(.router) { client in
@@ -99,7 +100,7 @@ import Testing
         try await withTestDatabase { database in
             var defaults = KitTestApp.defaults
             defaults.requiredPeers = [.auth]
-            let configuration = testServiceConfiguration(
+            let configuration = try testServiceConfiguration(
                 defaults: defaults, databaseURL: database.connectionString,
                 environment: ["AUTH_URL": "http://127.0.0.1:\(deadPort)", "READINESS_TIMEOUT_MS": "500"]
             )
@@ -116,7 +117,7 @@ import Testing
     @Test func gracefulShutdownFinishesInFlightRequests() async throws {
         try await withTestDatabase { database in
             let port = try freeLoopbackPort()
-            let configuration = testServiceConfiguration(
+            let configuration = try testServiceConfiguration(
                 defaults: KitTestApp.defaults, databaseURL: database.connectionString,
                 environment: ["HTTP_PORT": "\(port)"]
             )
@@ -169,8 +170,8 @@ import Testing
 }
 
 @Suite struct ConfigurationTests {
-    @Test func environmentVariablesMapToSettings() {
-        let configuration = testServiceConfiguration(
+    @Test func environmentVariablesMapToSettings() throws {
+        let configuration = try testServiceConfiguration(
             defaults: KitTestApp.defaults, databaseURL: "postgresql://u:secret@db:5432/app",
             environment: [
                 "DATABASE_POOL_SIZE": "12", "DATABASE_LEASE_TIMEOUT_MS": "250", "HTTP_MAX_BODY_BYTES": "4096",
@@ -184,5 +185,37 @@ import Testing
         #expect(configuration.logFormat == .text)
         #expect(configuration.migration == .check)
         #expect(configuration.database.applicationName == "kit-test")
+    }
+
+    @Test func unusableValuesAreRefusedByName() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try testServiceConfiguration(
+                defaults: KitTestApp.defaults, databaseURL: "postgresql://u@db/app",
+                environment: ["DATABASE_MIGRATE": "chek", "HTTP_PORT": "abc", "DATABASE_POOL_SIZE": "0",
+                              "LOG_LEVEL": "verbose"]
+            )
+        }
+        let problems = error?.problems.joined(separator: "\n") ?? ""
+        #expect(error?.problems.count == 4)
+        #expect(problems.contains("DATABASE_MIGRATE must be one of auto, check, got \"chek\""))
+        #expect(problems.contains("HTTP_PORT must be a whole number"))
+        #expect(problems.contains("DATABASE_POOL_SIZE must be a whole number in 1...256"))
+        #expect(problems.contains("LOG_LEVEL must be one of"))
+    }
+
+    @Test func flagsAreParsedLikeTheEnvironment() throws {
+        let valid = try ServiceOptions.parse(["--port", "8099", "--log-level", "debug"])
+        let configuration = try ServiceConfiguration(reader: valid.configReader(), defaults: KitTestApp.defaults)
+        #expect(configuration.port == 8099)
+        #expect(configuration.logLevel == .debug)
+        let invalid = try ServiceOptions.parse(["--port", "70000"])
+        #expect(throws: ConfigurationError.self) {
+            try ServiceConfiguration(reader: invalid.configReader(), defaults: KitTestApp.defaults)
+        }
+    }
+
+    @Test func environmentNamesFollowTheKeys() {
+        #expect(StrictSettings.environmentName("http.maxBodyBytes") == "HTTP_MAX_BODY_BYTES")
+        #expect(StrictSettings.environmentName("database.url") == "DATABASE_URL")
     }
 }

@@ -10,7 +10,7 @@ public let serviceDefaults = ServiceDefaults(
 
 /// The composition root: reads configuration and builds the application with its routes.
 public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
-    let configuration = ServiceConfiguration(reader: reader, defaults: serviceDefaults)
+    let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     return try buildServiceApplication(configuration: configuration, migrations: CatalogMigrations.all) { router, _ in
         ExperiencesController().register(on: router)
     }

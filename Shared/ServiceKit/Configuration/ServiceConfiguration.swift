@@ -56,8 +56,8 @@ public enum PeerKind: String, Sendable, CaseIterable {
 /// - `READINESS_TIMEOUT_MS` (default 2000), `SHUTDOWN_TIMEOUT_SECONDS` (default 25)
 /// - `LOG_LEVEL` (default `info`), `LOG_FORMAT` (`json` or `text`, default `json`)
 public struct ServiceConfiguration: Sendable {
-    public enum MigrationMode: String, Sendable { case auto, check }
-    public enum LogFormat: String, Sendable { case json, text }
+    public enum MigrationMode: String, Sendable, CaseIterable { case auto, check }
+    public enum LogFormat: String, Sendable, CaseIterable { case json, text }
 
     public var defaults: ServiceDefaults
     public var host: String
@@ -72,39 +72,42 @@ public struct ServiceConfiguration: Sendable {
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
 
-    public init(reader: ConfigReader, defaults: ServiceDefaults) {
+    /// Reads every setting; throws ``ConfigurationError`` listing each value that cannot be used.
+    public init(reader: ConfigReader, defaults: ServiceDefaults) throws {
+        var settings = StrictSettings(reader: reader)
         self.defaults = defaults
-        host = reader.string(forKey: "http.host", default: "127.0.0.1")
-        port = reader.int(forKey: "http.port", default: defaults.port)
-        maxBodyBytes = reader.int(forKey: "http.maxBodyBytes", default: 1 << 20)
-        let schema = reader.string(forKey: "database.schema", default: defaults.schema)
+        host = settings.string("http.host", default: "127.0.0.1")
+        port = settings.int("http.port", default: defaults.port, in: 0...65_535)
+        maxBodyBytes = settings.int("http.maxBodyBytes", default: 1 << 20, in: 1...(64 << 20))
+        let schema = settings.string("database.schema", default: defaults.schema)
         database = ConnectionConfiguration(
-            connectionString: reader.string(
-                forKey: "database.url", isSecret: true,
-                default: "postgresql://\(defaults.databaseRole)@127.0.0.1:5432/favoriteme"
+            connectionString: settings.string(
+                "database.url", default: "postgresql://\(defaults.databaseRole)@127.0.0.1:5432/favoriteme",
+                isSecret: true
             ),
             applicationName: defaults.name,
             searchPath: schema,
-            statementTimeout: .milliseconds(reader.int(forKey: "database.statementTimeoutMs", default: 10_000))
+            statementTimeout: .milliseconds(settings.int("database.statementTimeoutMs", default: 10_000, in: 1...3_600_000))
         )
         pool = PoolConfiguration(
-            size: reader.int(forKey: "database.poolSize", default: 8),
-            leaseTimeout: .milliseconds(reader.int(forKey: "database.leaseTimeoutMs", default: 5000)),
-            queryTimeout: .milliseconds(reader.int(forKey: "database.queryTimeoutMs", default: 15_000))
+            size: settings.int("database.poolSize", default: 8, in: 1...256),
+            leaseTimeout: .milliseconds(settings.int("database.leaseTimeoutMs", default: 5000, in: 1...600_000)),
+            queryTimeout: .milliseconds(settings.int("database.queryTimeoutMs", default: 15_000, in: 1...3_600_000))
         )
-        migration = reader.string(forKey: "database.migrate", as: MigrationMode.self, default: .auto)
+        migration = settings.choice("database.migrate", default: MigrationMode.auto)
         var peers: [PeerKind: String] = [:]
         for peer in defaults.requiredPeers {
             peers[peer] = switch peer {
-            case .auth: reader.string(forKey: "auth.url", default: "http://127.0.0.1:8081")
-            case .catalog: reader.string(forKey: "catalog.url", default: "http://127.0.0.1:8082")
+            case .auth: settings.string("auth.url", default: "http://127.0.0.1:8081")
+            case .catalog: settings.string("catalog.url", default: "http://127.0.0.1:8082")
             }
         }
         self.peers = peers
-        readinessTimeout = .milliseconds(reader.int(forKey: "readiness.timeoutMs", default: 2000))
-        shutdownTimeout = .seconds(reader.int(forKey: "shutdown.timeoutSeconds", default: 25))
-        logLevel = reader.string(forKey: "log.level", as: Logger.Level.self, default: .info)
-        logFormat = reader.string(forKey: "log.format", as: LogFormat.self, default: .json)
+        readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000))
+        shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
+        logLevel = settings.choice("log.level", default: Logger.Level.info)
+        logFormat = settings.choice("log.format", default: LogFormat.json)
+        guard settings.problems.isEmpty else { throw ConfigurationError(problems: settings.problems) }
     }
 
     /// The schema the service's tables live in.

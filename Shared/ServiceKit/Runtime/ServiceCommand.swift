@@ -20,7 +20,8 @@ public struct ServiceOptions: ParsableArguments {
     public func configReader() -> ConfigReader {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         if let host { values["http.host"] = .init(.string(host), isSecret: false) }
-        if let port { values["http.port"] = .init(.int(port), isSecret: false) }
+        // As text, like environment variables: every value goes through the same strict parsing.
+        if let port { values["http.port"] = .init(.string(String(port)), isSecret: false) }
         if let logLevel { values["log.level"] = .init(.string(logLevel), isSecret: false) }
         if let logFormat { values["log.format"] = .init(.string(logFormat), isSecret: false) }
         return ConfigReader(providers: [
@@ -39,7 +40,7 @@ public enum ServiceRunner {
         build: (ConfigReader) async throws -> ServiceApplication
     ) async throws {
         let reader = options.configReader()
-        let configuration = ServiceConfiguration(reader: reader, defaults: defaults)
+        let configuration = try ServiceConfiguration(reader: reader, defaults: defaults)
         bootstrapLogging(format: configuration.logFormat, level: configuration.logLevel)
         let app = try await build(reader)
         var groupConfiguration = ServiceGroupConfiguration(

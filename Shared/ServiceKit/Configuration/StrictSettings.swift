@@ -1,0 +1,67 @@
+import Configuration
+import Foundation
+
+/// Reads settings as text and parses them itself, collecting every value it cannot use.
+///
+/// swift-configuration's typed getters fall back to the default when a value does not parse, so a typo such as
+/// `DATABASE_MIGRATE=chek` would silently mean `auto`. A service must refuse to start instead, naming the setting.
+struct StrictSettings {
+    let reader: ConfigReader
+    private(set) var problems: [String] = []
+
+    init(reader: ConfigReader) {
+        self.reader = reader
+    }
+
+    mutating func string(_ key: String, default fallback: String, isSecret: Bool = false) -> String {
+        guard let text = reader.string(forKey: ConfigKey(key), isSecret: isSecret) else { return fallback }
+        guard !text.isEmpty else {
+            problems.append("\(Self.environmentName(key)) is empty")
+            return fallback
+        }
+        return text
+    }
+
+    mutating func int(_ key: String, default fallback: Int, in range: ClosedRange<Int>) -> Int {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            problems.append("\(Self.environmentName(key)) must be a whole number in \(range), got \"\(text)\"")
+            return fallback
+        }
+        return value
+    }
+
+    mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ key: String, default fallback: Value)
+        -> Value
+    {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
+        guard let value = Value(rawValue: text.lowercased()) else {
+            let allowed = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            problems.append("\(Self.environmentName(key)) must be one of \(allowed), got \"\(text)\"")
+            return fallback
+        }
+        return value
+    }
+
+    /// The environment variable a key is read from: `http.maxBodyBytes` → `HTTP_MAX_BODY_BYTES`.
+    static func environmentName(_ key: String) -> String {
+        var name = ""
+        for character in key {
+            if character == "." {
+                name.append("_")
+            } else if character.isUppercase {
+                name.append("_")
+                name.append(character)
+            } else {
+                name.append(character.uppercased())
+            }
+        }
+        return name
+    }
+}
+
+/// Settings a service cannot start with; the message lists each one.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let problems: [String]
+    public var description: String { "invalid configuration: " + problems.joined(separator: "; ") }
+}
