@@ -10,8 +10,7 @@ public struct AppRequestContext: RequestContext {
     public var requestID: String
     /// The W3C `traceparent` to pass on to peers (the caller's, or one this request started).
     public var traceparent: String
-    /// Bodies larger than this are refused with 413; set from configuration by ``RequestIDMiddleware``'s sibling,
-    /// the problem middleware.
+    /// Bodies larger than this are refused with 413. ``ProblemMiddleware`` sets it from `HTTP_MAX_BODY_BYTES`.
     public var maxUploadSize: Int
 
     public init(source: Source) {
