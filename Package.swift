@@ -17,6 +17,8 @@ let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let metrics: Target.Dependency = .product(name: "CoreMetrics", package: "swift-metrics")
 let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let httpClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
 
 extension Target {
     /// One deployable: a library holding all of the service's code (testable in-process) and a thin executable
@@ -59,6 +61,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
     targets: [
         // Foundation-only types shared with clients (an iOS app can import this module).
@@ -87,7 +92,7 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "Contracts", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
-                argumentParser,
+                argumentParser, jwtKit,
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Shared/ServiceKit",
@@ -102,7 +107,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
     ]
-        + Target.service("auth-service", module: "AuthService")
+        + Target.service("auth-service", module: "AuthService", dependencies: [
+            jwtKit, crypto, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+        ])
         + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [httpClient])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
         + [
@@ -123,6 +130,15 @@ let package = Package(
                 name: "PostgresTests",
                 dependencies: ["Postgres", "TestSupport"],
                 path: "Tests/PostgresTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "AuthServiceTests",
+                dependencies: [
+                    "AuthService", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting,
+                    jwtKit, crypto, logging, configuration,
+                ],
+                path: "Tests/AuthServiceTests",
                 swiftSettings: strictSettings
             ),
             .testTarget(

@@ -66,6 +66,24 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// The body is not `application/json` (415).
     public static let unsupportedMediaType = ProblemType(rawValue: "unsupported-media-type")
 
+    // Accounts and tokens (401, 403, 409, 429)
+    /// The route needs `Authorization: Bearer <access token>` and none was sent (401).
+    public static let authenticationRequired = ProblemType(rawValue: "authentication-required")
+    /// The access token is malformed, forged, expired, or its session has ended: refresh, or sign in again (401).
+    public static let invalidToken = ProblemType(rawValue: "invalid-token")
+    /// Wrong email or password; deliberately the same answer for both (401).
+    public static let invalidCredentials = ProblemType(rawValue: "invalid-credentials")
+    /// The refresh token is unknown, expired, or its session has ended: sign in again (401).
+    public static let invalidRefreshToken = ProblemType(rawValue: "invalid-refresh-token")
+    /// A refresh token that was already exchanged was presented again, so the session was ended (401).
+    public static let refreshTokenReused = ProblemType(rawValue: "refresh-token-reused")
+    /// A signed-in user re-confirming the password (to delete the account or change the password) got it wrong (403).
+    public static let passwordConfirmationFailed = ProblemType(rawValue: "password-confirmation-failed")
+    /// An account with this email exists (409).
+    public static let emailTaken = ProblemType(rawValue: "email-taken")
+    /// Too many failed sign-ins for this account or address; `Retry-After` says when to try again (429).
+    public static let signInThrottled = ProblemType(rawValue: "sign-in-throttled")
+
     // Availability (429, 500, 503)
     /// Too many requests; `Retry-After` says when to try again (429).
     public static let rateLimited = ProblemType(rawValue: "rate-limited")

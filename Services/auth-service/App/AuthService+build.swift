@@ -1,4 +1,5 @@
 import Configuration
+import Hummingbird
 import Postgres
 import ServiceKit
 
@@ -10,7 +11,38 @@ public let serviceDefaults = ServiceDefaults(
 /// The composition root: reads configuration and builds the application with its routes.
 public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
-    return try buildServiceApplication(configuration: configuration, migrations: AuthMigrations.all) { _, _ in
-        // Only the kit's operational routes so far: accounts and tokens are the next step.
+    let authConfiguration = try AuthConfiguration(reader: reader)
+    let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost)
+    var keys: SigningKeys?
+    var maintenance: AuthMaintenance?
+    var app = try buildServiceApplication(configuration: configuration, migrations: AuthMigrations.all) {
+        router, dependencies in
+        let signingKeys = SigningKeys(pool: dependencies.pool, schedule: authConfiguration.keySchedule,
+                                      logger: dependencies.logger)
+        let sessions = SessionStore(pool: dependencies.pool)
+        let throttle = ThrottleStore(pool: dependencies.pool)
+        let core = AuthCore(
+            configuration: authConfiguration, pool: dependencies.pool, accounts: AccountStore(pool: dependencies.pool),
+            sessions: sessions, throttle: throttle, hasher: hasher,
+            issuer: TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
+                                sessions: authConfiguration.sessions),
+            verifier: AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
+        )
+        let api = router.group("v1/auth")
+        let authenticated = router.group("v1/auth")
+            .add(middleware: AuthenticationMiddleware(verifier: core.verifier))
+            .group(context: AuthenticatedContext.self)
+        AccountController(core: core).register(public: api, authenticated: authenticated)
+        SessionController(core: core).register(public: api, authenticated: authenticated)
+        KeysController(core: core, keys: signingKeys).register(on: router, api: api)
+        keys = signingKeys
+        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, throttle: throttle,
+                                      configuration: authConfiguration, logger: dependencies.logger)
     }
+    if let keys, let maintenance {
+        // After the migrations (added first by the kit): a fresh database gets its first key before any request.
+        app.beforeServerStarts { try await keys.refresh() }
+        app.addServices(maintenance)
+    }
+    return app
 }

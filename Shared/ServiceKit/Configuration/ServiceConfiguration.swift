@@ -107,7 +107,7 @@ public struct ServiceConfiguration: Sendable {
         shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
         logLevel = settings.choice("log.level", default: Logger.Level.info)
         logFormat = settings.choice("log.format", default: LogFormat.json)
-        guard settings.problems.isEmpty else { throw ConfigurationError(problems: settings.problems) }
+        try settings.validate()
     }
 
     /// The schema the service's tables live in.

@@ -5,15 +5,15 @@ import Foundation
 ///
 /// swift-configuration's typed getters fall back to the default when a value does not parse, so a typo such as
 /// `DATABASE_MIGRATE=chek` would silently mean `auto`. A service must refuse to start instead, naming the setting.
-struct StrictSettings {
+public struct StrictSettings {
     let reader: ConfigReader
-    private(set) var problems: [String] = []
+    public private(set) var problems: [String] = []
 
-    init(reader: ConfigReader) {
+    public init(reader: ConfigReader) {
         self.reader = reader
     }
 
-    mutating func string(_ key: String, default fallback: String, isSecret: Bool = false) -> String {
+    public mutating func string(_ key: String, default fallback: String, isSecret: Bool = false) -> String {
         guard let text = reader.string(forKey: ConfigKey(key), isSecret: isSecret) else { return fallback }
         guard !text.isEmpty else {
             problems.append("\(Self.environmentName(key)) is empty")
@@ -22,7 +22,7 @@ struct StrictSettings {
         return text
     }
 
-    mutating func int(_ key: String, default fallback: Int, in range: ClosedRange<Int>) -> Int {
+    public mutating func int(_ key: String, default fallback: Int, in range: ClosedRange<Int>) -> Int {
         guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             problems.append("\(Self.environmentName(key)) must be a whole number in \(range), got \"\(text)\"")
@@ -31,7 +31,7 @@ struct StrictSettings {
         return value
     }
 
-    mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ key: String, default fallback: Value)
+    public mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ key: String, default fallback: Value)
         -> Value
     {
         guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
@@ -41,6 +41,16 @@ struct StrictSettings {
             return fallback
         }
         return value
+    }
+
+    /// Records a setting that parsed but cannot be used (`reason` completes "SETTING …").
+    public mutating func reject(_ key: String, _ reason: String) {
+        problems.append("\(Self.environmentName(key)) \(reason)")
+    }
+
+    /// Throws ``ConfigurationError`` naming every setting that could not be used.
+    public func validate() throws {
+        guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
     }
 
     /// The environment variable a key is read from: `http.maxBodyBytes` → `HTTP_MAX_BODY_BYTES`.

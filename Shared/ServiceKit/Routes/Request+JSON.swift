@@ -6,8 +6,11 @@ import NIOCore
 extension Request {
     /// Reads a JSON body as `Value`, turning every way it can be wrong into a precise problem:
     /// not JSON by content type → 415; too large → 413; not parseable → 400 `malformed-request`;
-    /// missing, null or mistyped fields → 400 `validation-failed` listing them.
-    public func decodeJSON<Value: Decodable>(as type: Value.Type, context: AppRequestContext) async throws -> Value {
+    /// missing, null or mistyped fields → 400 `validation-failed` listing them. With `allowedKeys`, a top-level
+    /// field outside that set is refused too (for bodies where an ignored field would look like a success).
+    public func decodeJSON<Value: Decodable>(
+        as type: Value.Type, context: some RequestContext, allowedKeys: Set<String>? = nil
+    ) async throws -> Value {
         let contentType = headers[.contentType]?.lowercased() ?? ""
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         guard mediaType == "application/json" || mediaType.hasSuffix("+json") else {
@@ -18,8 +21,16 @@ extension Request {
         guard buffer.readableBytes > 0 else {
             throw ServiceProblem(.badRequest, .malformedRequest, "A JSON body is required.")
         }
+        let data = Data(buffer.readableBytesView)
         do {
-            return try ServiceJSON.decoder.decode(Value.self, from: Data(buffer.readableBytesView))
+            if let allowedKeys {
+                let keys = try ServiceJSON.decoder.decode([String: IgnoredValue].self, from: data).keys
+                let unknown = keys.filter { !allowedKeys.contains($0) }.sorted()
+                if !unknown.isEmpty {
+                    throw ServiceProblem.validation(unknown.map { FieldError(field: $0, message: "cannot be set here") })
+                }
+            }
+            return try ServiceJSON.decoder.decode(Value.self, from: data)
         } catch let error as DecodingError {
             throw Self.problem(for: error)
         }
@@ -44,6 +55,11 @@ extension Request {
         @unknown default:
             return ServiceProblem(.badRequest, .malformedRequest, "The body could not be read.")
         }
+    }
+
+    /// Any JSON value, skipped: used to list an object's keys.
+    struct IgnoredValue: Decodable {
+        init(from decoder: any Decoder) throws {}
     }
 
     /// Names a Swift type the way a JSON client thinks of it.

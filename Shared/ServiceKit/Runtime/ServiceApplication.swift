@@ -18,7 +18,8 @@ public struct ServiceDependencies: Sendable {
 }
 
 /// Builds a service: database pool and migrations, the kit's middleware (request id, metrics, problem+json),
-/// `/health/*` and `/metrics`, then the service's own routes from `addRoutes`.
+/// `/health/*` and `/metrics`, then the service's own routes from `addRoutes`. The caller may add its own services
+/// (they stop before the pool) and `beforeServerStarts` steps (they run after the migrations).
 ///
 /// Start-up order: the pool and the HTTP client start first; migrations run before the port opens (retried while
 /// PostgreSQL is still coming up); on SIGTERM the server drains in-flight requests, then the client and the pool close.

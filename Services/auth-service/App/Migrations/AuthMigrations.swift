@@ -3,5 +3,73 @@ import Postgres
 /// The auth schema's migrations: numbered from 1, append-only, never edited once released (the migrator refuses an
 /// edited one). Each runs in the schema, in one transaction with the others pending.
 enum AuthMigrations {
-    static let all: [Migration] = []
+    static let all: [Migration] = [
+        Migration(1, "accounts_sessions_keys_throttle", sql: """
+            -- Emails are stored normalized (trimmed, NFC, lower case), so plain uniqueness is case-insensitive.
+            CREATE TABLE users (
+                id                  uuid PRIMARY KEY,
+                email               text NOT NULL CONSTRAINT users_email_key UNIQUE,
+                password_hash       text NOT NULL,
+                experience          text NOT NULL,
+                preferences         jsonb NOT NULL DEFAULT '{}',
+                created_at          timestamptz NOT NULL,
+                updated_at          timestamptz NOT NULL,
+                password_changed_at timestamptz NOT NULL
+            );
+
+            -- One row per sign-in. The refresh token itself is never stored: refresh_tokens keeps SHA-256 digests.
+            CREATE TABLE sessions (
+                id                  uuid PRIMARY KEY,
+                user_id             uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                generation          integer NOT NULL,      -- rotations so far; the live token has this generation
+                rotation_nonce      bytea,                 -- derives the live token from the previous one (grace replay)
+                rotated_at          timestamptz,
+                device_name         text,
+                user_agent          text,
+                client_address      text,
+                created_at          timestamptz NOT NULL,
+                last_used_at        timestamptz NOT NULL,
+                idle_expires_at     timestamptz NOT NULL,
+                absolute_expires_at timestamptz NOT NULL,
+                ended_at            timestamptz,
+                end_reason          text
+            );
+            CREATE INDEX sessions_active_by_user ON sessions (user_id) WHERE ended_at IS NULL;
+            CREATE INDEX sessions_by_absolute_expiry ON sessions (absolute_expires_at);
+
+            -- Every refresh token ever issued for a live session, so presenting a retired one is recognised as reuse.
+            CREATE TABLE refresh_tokens (
+                digest      bytea PRIMARY KEY,
+                session_id  uuid NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                generation  integer NOT NULL,
+                issued_at   timestamptz NOT NULL,
+                UNIQUE (session_id, generation)
+            );
+
+            -- Sessions that ended while access tokens issued for them may still be unexpired: every service refuses
+            -- those tokens. No foreign key: the list must outlive a deleted account.
+            CREATE TABLE revoked_sessions (
+                session_id  uuid PRIMARY KEY,
+                revoked_at  timestamptz NOT NULL
+            );
+            CREATE INDEX revoked_sessions_by_time ON revoked_sessions (revoked_at);
+
+            -- Ed25519 signing keys shared by every replica. A new key is published before it signs.
+            CREATE TABLE signing_keys (
+                kid          text PRIMARY KEY,
+                private_key  bytea NOT NULL,
+                public_key   bytea NOT NULL,
+                created_at   timestamptz NOT NULL,
+                signs_from   timestamptz NOT NULL
+            );
+
+            -- Failed sign-ins per account (keyed by a digest of the email) and per client address.
+            CREATE TABLE sign_in_throttle (
+                key                text PRIMARY KEY,
+                failures           integer NOT NULL,
+                window_started_at  timestamptz NOT NULL,
+                blocked_until      timestamptz
+            );
+            """),
+    ]
 }

@@ -1,0 +1,56 @@
+import Configuration
+import Foundation
+import ServiceKit
+
+/// auth-service's own settings, next to the kit's ``ServiceConfiguration``. Every key is in the README's table.
+///
+/// - `BCRYPT_COST` (default 12): work factor of password hashes; each step doubles the time of a hash.
+/// - `ACCESS_TOKEN_TTL_SECONDS` (default 900, at most 900)
+/// - `SESSION_IDLE_TTL_SECONDS` (default 30 days), `SESSION_ABSOLUTE_TTL_SECONDS` (default 90 days)
+/// - `REFRESH_REUSE_GRACE_SECONDS` (default 30): a retried refresh within this time gets the same pair
+/// - `SIGNING_KEY_ROTATION_SECONDS` (default 30 days), `SIGNING_KEY_PUBLISH_LEAD_SECONDS` (default 1 hour)
+/// - `TRUSTED_PROXIES` (default `127.0.0.1/32,::1/128`): peers whose `X-Real-IP` names the client
+struct AuthConfiguration: Sendable {
+    var bcryptCost: Int
+    var accessTokenLifetime: TimeInterval
+    var sessions: SessionPolicy
+    var keySchedule: KeySchedule
+    var trustedProxies: TrustedProxies
+    /// How long `/.well-known/jwks.json` may be cached; the publish lead must be well above it.
+    static let jwksMaximumAge = 300
+
+    init(reader: ConfigReader) throws {
+        var settings = StrictSettings(reader: reader)
+        bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...31)
+        let accessTTL = settings.int("accessToken.ttlSeconds", default: 900, in: 30...900)
+        accessTokenLifetime = TimeInterval(accessTTL)
+        sessions = SessionPolicy(
+            idleLifetime: TimeInterval(settings.int("session.idleTtlSeconds", default: 30 * 86_400,
+                                                    in: 60...(365 * 86_400))),
+            absoluteLifetime: TimeInterval(settings.int("session.absoluteTtlSeconds", default: 90 * 86_400,
+                                                        in: 60...(730 * 86_400))),
+            reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300))
+        )
+        let rotation = settings.int("signingKey.rotationSeconds", default: 30 * 86_400, in: 60...(365 * 86_400))
+        let lead = settings.int("signingKey.publishLeadSeconds", default: 3600, in: 0...(30 * 86_400))
+        keySchedule = KeySchedule(
+            rotationInterval: TimeInterval(rotation), publishLead: TimeInterval(lead),
+            // Tokens signed by a retired key stay checkable until they expire, plus clock skew.
+            verificationTail: TimeInterval(accessTTL) + AccessTokenPolicy.standard.leeway + 60
+        )
+        let proxies = settings.string("trustedProxies", default: "127.0.0.1/32,::1/128")
+        switch TrustedProxies.parse(proxies) {
+        case .success(let parsed): trustedProxies = parsed
+        case .failure(let invalid):
+            settings.reject("trustedProxies", "has \"\(invalid.entry)\", which is not an address or network")
+            trustedProxies = TrustedProxies(networks: [])
+        }
+        if lead >= rotation {
+            settings.reject("signingKey.publishLeadSeconds", "must be shorter than SIGNING_KEY_ROTATION_SECONDS")
+        }
+        try settings.validate()
+    }
+
+    /// How long a revoked session stays listed: as long as any access token issued for it could be valid.
+    var revocationWindow: TimeInterval { accessTokenLifetime + AccessTokenPolicy.standard.leeway + 60 }
+}

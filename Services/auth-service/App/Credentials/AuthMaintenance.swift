@@ -1,0 +1,45 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Periodic upkeep on every replica: rotates and reloads signing keys, and forgets expired sessions, revocations
+/// and throttle rows. Every step is safe to run on several replicas at once.
+struct AuthMaintenance: Service {
+    let keys: SigningKeys
+    let sessions: SessionStore
+    let throttle: ThrottleStore
+    let configuration: AuthConfiguration
+    let logger: Logger
+    var keyInterval: Duration = .seconds(30)
+    /// Cleanup runs on every this many key ticks.
+    var cleanupEvery = 20
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var tick = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: keyInterval)
+                guard !Task.isCancelled else { return }
+                tick += 1
+                do {
+                    try await keys.refresh()
+                    if tick % cleanupEvery == 0 { try await cleanUp(now: Date()) }
+                } catch {
+                    logger.warning("auth maintenance failed; retrying at the next tick", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    func cleanUp(now: Date) async throws {
+        let (revocations, sessions) = try await sessions.prune(
+            revokedBefore: now.addingTimeInterval(-configuration.revocationWindow),
+            // Ended or expired sessions are kept a week for the session history and reuse investigations.
+            sessionsBefore: now.addingTimeInterval(-7 * 86_400)
+        )
+        let throttled = try await throttle.prune(now: now, longestWindow: ThrottlePolicy.account.window)
+        logger.info("auth cleanup", metadata: [
+            "revocations": "\(revocations)", "sessions": "\(sessions)", "throttle_rows": "\(throttled)",
+        ])
+    }
+}

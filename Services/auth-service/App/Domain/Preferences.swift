@@ -1,0 +1,44 @@
+import Contracts
+import Foundation
+
+/// The app's free-form settings stored with the account (a default category, say): bounded so that an account
+/// cannot become a storage bucket.
+enum Preferences {
+    static let maximumCount = 32
+    static let maximumValueLength = 256
+
+    /// `stored` with `patch` merged in (RFC 7396: a nil value removes the key), or the field errors that refuse it.
+    static func merge(_ patch: [String: String?], into stored: [String: String]) -> Result<[String: String], Problems> {
+        var errors: [FieldError] = []
+        var merged = stored
+        for (key, value) in patch.sorted(by: { $0.key < $1.key }) {
+            guard isValidKey(key) else {
+                errors.append(FieldError(field: "preferences.\(key)",
+                                         message: "keys are 1 to 40 letters or digits, starting with a letter"))
+                continue
+            }
+            if let value {
+                guard value.count <= maximumValueLength else {
+                    errors.append(FieldError(field: "preferences.\(key)",
+                                             message: "must be at most \(maximumValueLength) characters"))
+                    continue
+                }
+                merged[key] = value
+            } else {
+                merged[key] = nil
+            }
+        }
+        if errors.isEmpty, merged.count > maximumCount {
+            errors.append(FieldError(field: "preferences", message: "at most \(maximumCount) keys"))
+        }
+        return errors.isEmpty ? .success(merged) : .failure(Problems(errors: errors))
+    }
+
+    struct Problems: Error, Equatable { var errors: [FieldError] }
+
+    static func isValidKey(_ key: String) -> Bool {
+        guard (1...40).contains(key.count), let first = key.unicodeScalars.first,
+              CharacterSet.letters.contains(first) else { return false }
+        return key.unicodeScalars.allSatisfy { $0.isASCII && CharacterSet.alphanumerics.contains($0) }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// How failed sign-ins slow an attacker down without ever locking a real user out for good.
+///
+/// Each key (an account, or a client address) counts failures in a window. Past the allowance, the key is blocked
+/// for a time that doubles with each further failure, capped, and the count forgets itself once the window passes.
+/// A blocked key answers 429 with `Retry-After` before any password is checked.
+struct ThrottlePolicy: Sendable, Equatable {
+    /// Failures tolerated in one window before blocking starts.
+    var allowance: Int
+    var window: TimeInterval
+    var firstBlock: TimeInterval
+    var longestBlock: TimeInterval
+
+    /// One account from one address: a person mistyping a few times is never slowed, a guesser soon is. An attacker
+    /// elsewhere blocks only themselves, not the account's owner.
+    static let accountFromAddress = ThrottlePolicy(allowance: 5, window: 15 * 60, firstBlock: 30, longestBlock: 15 * 60)
+    /// One account from anywhere: stops guessing spread over many addresses, high enough that one attacker cannot
+    /// trip it alone, and never longer than the cap.
+    static let account = ThrottlePolicy(allowance: 50, window: 15 * 60, firstBlock: 60, longestBlock: 15 * 60)
+    /// One address against any accounts (credential stuffing). Several people may share an address (a campus, a
+    /// carrier NAT), so it allows more than the per-account pair.
+    static let address = ThrottlePolicy(allowance: 30, window: 15 * 60, firstBlock: 30, longestBlock: 15 * 60)
+
+    struct State: Sendable, Equatable {
+        var failures: Int
+        var windowStartedAt: Date
+        var blockedUntil: Date?
+    }
+
+    /// Seconds until `state` may try again, or nil when it is not blocked at `now`.
+    func retryAfter(_ state: State?, now: Date) -> TimeInterval? {
+        guard let until = state?.blockedUntil, until > now else { return nil }
+        return until.timeIntervalSince(now)
+    }
+
+    /// `state` after one more failure at `now`.
+    func recordingFailure(_ state: State?, now: Date) -> State {
+        var next = state ?? State(failures: 0, windowStartedAt: now, blockedUntil: nil)
+        if now.timeIntervalSince(next.windowStartedAt) >= window {
+            next = State(failures: 0, windowStartedAt: now, blockedUntil: nil)
+        }
+        next.failures += 1
+        let excess = next.failures - allowance
+        if excess > 0 {
+            let doubling = min(excess - 1, 20)  // 2^20 × firstBlock is far past any cap
+            let block = min(firstBlock * Double(1 << doubling), longestBlock)
+            next.blockedUntil = now.addingTimeInterval(block)
+        }
+        return next
+    }
+
+    /// When a row can be forgotten: its window is over and it is not blocked.
+    func isStale(_ state: State, now: Date) -> Bool {
+        now.timeIntervalSince(state.windowStartedAt) >= window && retryAfter(state, now: now) == nil
+    }
+}

@@ -1,0 +1,177 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Postgres
+import ServiceKit
+
+/// Sign up, sign in, and the signed-in user's own account (`/v1/auth/me`).
+struct AccountController: Sendable {
+    let core: AuthCore
+
+    func register(public routes: RouterGroup<AppRequestContext>, authenticated: RouterGroup<AuthenticatedContext>) {
+        routes.post("signup", use: signUp)
+        routes.post("login", use: signIn)
+        authenticated.get("me", use: me)
+        authenticated.patch("me", use: updateMe)
+        authenticated.delete("me", use: deleteMe)
+        authenticated.post("me/password", use: changePassword)
+    }
+
+    @Sendable func signUp(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: SignUpRequest.self, context: context)
+        var errors: [FieldError] = []
+        let email = EmailAddress(normalizing: body.email)
+        if email == nil { errors.append(FieldError(field: "email", message: EmailAddress.invalidMessage)) }
+        if let problem = PasswordPolicy.problem(with: body.password, email: email) {
+            errors.append(FieldError(field: "password", message: problem))
+        }
+        let experience = ExperienceID(rawValue: body.experience)
+        if Experience.named(experience) == nil {
+            let known = Experience.all.map(\.id.rawValue).joined(separator: ", ")
+            errors.append(FieldError(field: "experience", message: "must be one of \(known)"))
+        }
+        errors += Self.deviceNameErrors(body.deviceName)
+        guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
+
+        let hash = try await core.hasher.hash(body.password)
+        let now = Date()
+        let account = Account(id: UUID(), email: email.value, passwordHash: hash, experience: experience,
+                              preferences: [:], createdAt: now)
+        let client = core.client(of: request, peer: context.peerAddress, deviceName: body.deviceName)
+        let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
+        do {
+            try await core.pool.withTransaction { connection in
+                try AccountStore.insert(account, on: connection)
+                try SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+            }
+        } catch AccountError.emailTaken {
+            throw ServiceProblem(.conflict, .emailTaken, "An account with this email already exists; sign in instead.")
+        }
+        let pair = try await core.issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken,
+                                              issuedAt: now)
+        return try ServiceJSON.encoder.encode(pair).jsonResponse(status: .created, headers: Self.noStore)
+    }
+
+    @Sendable func signIn(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: SignInRequest.self, context: context)
+        var errors = Self.deviceNameErrors(body.deviceName)
+        let email = EmailAddress(normalizing: body.email)
+        if email == nil { errors.append(FieldError(field: "email", message: EmailAddress.invalidMessage)) }
+        if body.password.isEmpty || body.password.count > PasswordPolicy.maximumLength {
+            errors.append(FieldError(field: "password",
+                                     message: "must be 1 to \(PasswordPolicy.maximumLength) characters"))
+        }
+        guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
+
+        let client = core.client(of: request, peer: context.peerAddress, deviceName: body.deviceName)
+        let throttleKeys = ThrottleKey.forSignIn(email: email, clientAddress: client.address)
+        let now = Date()
+        try await core.checkThrottle(throttleKeys, now: now)
+        let account = try await core.accounts.find(email: email)
+        // Unknown email and wrong password take the same path: one bcrypt verification, one failure recorded, one
+        // answer. Nothing in the response or its timing tells them apart.
+        guard try await core.hasher.verify(body.password, against: account?.passwordHash), let account else {
+            try await core.throttle.recordFailure(throttleKeys, now: now)
+            throw AuthCore.invalidCredentials
+        }
+        try await core.throttle.clear(throttleKeys[0])
+        let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
+        try await core.pool.withTransaction { connection in
+            try SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+        }
+        let pair = try await core.issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken,
+                                              issuedAt: now)
+        return try ServiceJSON.encoder.encode(pair).jsonResponse(headers: Self.noStore)
+    }
+
+    @Sendable func me(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let account = try await account(of: context)
+        return try ServiceJSON.encoder.encode(account.profile).jsonResponse(headers: Self.noStore)
+    }
+
+    /// Only the experience and preferences change here; any other field is refused with 400, so a client never
+    /// believes it changed, say, the email.
+    @Sendable func updateMe(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let update = try await request.decodeJSON(as: ProfileUpdate.self, context: context,
+                                                  allowedKeys: ["experience", "preferences"])
+        let experience = update.experience.map(ExperienceID.init(rawValue:))
+        if let experience {
+            guard Experience.named(experience) != nil else {
+                let known = Experience.all.map(\.id.rawValue).joined(separator: ", ")
+                throw ServiceProblem.validation([FieldError(field: "experience", message: "must be one of \(known)")])
+            }
+        }
+        let userID = context.user.userID
+        let patch = update.preferences
+        let updated = try await core.pool.withTransaction { connection -> Account? in
+            guard let current = try AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
+            var preferences: [String: String]?
+            if let patch {
+                switch Preferences.merge(patch, into: current.preferences) {
+                case .success(let merged): preferences = merged
+                case .failure(let problems): throw ServiceProblem.validation(problems.errors)
+                }
+            }
+            return try AccountStore.update(id: userID, experience: experience, preferences: preferences, now: Date(),
+                                           on: connection)
+        }
+        guard let updated else { throw Self.accountGone }
+        return try ServiceJSON.encoder.encode(updated.profile).jsonResponse(headers: Self.noStore)
+    }
+
+    /// Deletes the account after the password is re-confirmed; every session ends and is listed as revoked first,
+    /// so its access tokens stop working in every service.
+    @Sendable func deleteMe(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: AccountDeletion.self, context: context)
+        let account = try await account(of: context)
+        try await core.confirmPassword(body.password, of: account,
+                                       client: core.client(of: request, peer: context.peerAddress, deviceName: nil))
+        let now = Date()
+        try await core.pool.withTransaction { connection in
+            try SessionStore.end(userID: account.id, scope: .global, current: nil, reason: .accountDeleted, now: now,
+                                 on: connection)
+            _ = try AccountStore.delete(id: account.id, on: connection)
+        }
+        context.logger.notice("account deleted", metadata: ["user_id": "\(account.id)"])
+        return Response(status: .noContent)
+    }
+
+    /// Changes the password; every other session ends (whoever knew the old password is signed out), this one stays.
+    @Sendable func changePassword(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: PasswordChange.self, context: context)
+        let account = try await account(of: context)
+        if let problem = PasswordPolicy.problem(with: body.newPassword,
+                                                email: EmailAddress(normalizing: account.email)) {
+            throw ServiceProblem.validation([FieldError(field: "newPassword", message: problem)])
+        }
+        try await core.confirmPassword(body.currentPassword, of: account,
+                                       client: core.client(of: request, peer: context.peerAddress, deviceName: nil))
+        let hash = try await core.hasher.hash(body.newPassword)
+        let now = Date()
+        let current = context.user.sessionID
+        try await core.pool.withTransaction { connection in
+            try AccountStore.updatePassword(id: account.id, hash: hash, now: now, on: connection)
+            try SessionStore.end(userID: account.id, scope: .others, current: current, reason: .passwordChanged,
+                                 now: now, on: connection)
+        }
+        return Response(status: .noContent)
+    }
+
+    private func account(of context: AuthenticatedContext) async throws -> Account {
+        guard let account = try await core.accounts.find(id: context.user.userID) else { throw Self.accountGone }
+        return account
+    }
+
+    /// A verified token whose account no longer exists: only possible in the instant between a deletion and the
+    /// revocation reaching this check.
+    static let accountGone = ServiceProblem(.unauthorized, .invalidToken, "The account of this token no longer exists.")
+
+    static let noStore: HTTPFields = [.cacheControl: "no-store"]
+
+    static func deviceNameErrors(_ name: String?) -> [FieldError] {
+        guard let name else { return [] }
+        return (1...100).contains(name.count) ? [] : [FieldError(field: "deviceName", message: "must be 1 to 100 characters")]
+    }
+}

@@ -1,0 +1,68 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Postgres
+import ServiceKit
+
+/// What the controllers share: stores, the password hasher, the token issuer and the settings.
+struct AuthCore: Sendable {
+    let configuration: AuthConfiguration
+    let pool: DatabasePool
+    let accounts: AccountStore
+    let sessions: SessionStore
+    let throttle: ThrottleStore
+    let hasher: PasswordHasher
+    let issuer: TokenIssuer
+    let verifier: AccessTokenVerifier
+
+    /// The client as the session list and the throttle see it. The address is the gateway's `X-Real-IP` only when
+    /// the TCP peer is a trusted proxy.
+    func client(of request: Request, peer: String?, deviceName: String?) -> TokenIssuer.Client {
+        TokenIssuer.Client(
+            deviceName: deviceName,
+            userAgent: request.headers[.userAgent],
+            address: configuration.trustedProxies.clientAddress(peer: peer, forwarded: request.headers[.realIP])
+        )
+    }
+
+    /// Refuses with 429 when any of `keys` is blocked, before any password is looked at.
+    func checkThrottle(_ keys: [ThrottleKey], now: Date) async throws {
+        if let wait = try await throttle.retryAfter(keys, now: now) {
+            let seconds = Int(wait.rounded(.up))
+            throw ServiceProblem(.tooManyRequests, .signInThrottled,
+                                 "Too many failed attempts; try again in \(seconds) seconds.",
+                                 headers: [.retryAfter: String(seconds)])
+        }
+    }
+
+    /// Checks the password of a signed-in user who re-confirms it (deleting the account, changing the password).
+    /// Failures count against the same throttle as sign-ins: a stolen access token must not become a guessing oracle.
+    func confirmPassword(_ password: String, of account: Account, client: TokenIssuer.Client) async throws {
+        let keys = ThrottleKey.forSignIn(email: EmailAddress(normalizing: account.email)!, clientAddress: client.address)
+        let now = Date()
+        try await checkThrottle(keys, now: now)
+        guard try await hasher.verify(password, against: account.passwordHash) else {
+            try await throttle.recordFailure(keys, now: now)
+            throw ServiceProblem(.forbidden, .passwordConfirmationFailed, "The password is not correct.")
+        }
+    }
+
+    static let invalidCredentials = ServiceProblem(
+        .unauthorized, .invalidCredentials, "The email or the password is not correct."
+    )
+}
+
+extension HTTPField.Name {
+    /// The client address the gateway puts on every request (overwriting whatever the client sent).
+    static let realIP = HTTPField.Name("X-Real-IP")!
+}
+
+extension AppRequestContext {
+    /// The TCP peer's address as text.
+    var peerAddress: String? { remoteAddress?.ipAddress }
+}
+
+extension AuthenticatedContext {
+    var peerAddress: String? { remoteAddress?.ipAddress }
+}

@@ -1,0 +1,55 @@
+import Contracts
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ServiceKit
+
+/// What other services need to verify tokens on their own: the public keys and the recently ended sessions.
+struct KeysController: Sendable {
+    let core: AuthCore
+    let keys: SigningKeys
+
+    func register(on router: Router<AppRequestContext>, api: RouterGroup<AppRequestContext>) {
+        router.get(".well-known/jwks.json", use: jwks)
+        api.get("revocations", use: revocations)
+    }
+
+    /// The published keys (several around a rotation). Cacheable: a new key is published long before it signs.
+    @Sendable func jwks(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let body = try ServiceJSON.encoder.encode(await keys.publishedKeySet())
+        return Self.conditional(body, request: request,
+                                cacheControl: "public, max-age=\(AuthConfiguration.jwksMaximumAge)")
+    }
+
+    /// Sessions ended within the access-token lifetime; services poll it (conditionally, so mostly 304s).
+    @Sendable func revocations(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let window = core.configuration.revocationWindow
+        let ids = try await core.sessions.revoked(since: Date().addingTimeInterval(-window))
+        let body = try ServiceJSON.encoder.encode(RevokedSessions(sessionIds: ids, windowSeconds: Int(window)))
+        return Self.conditional(body, request: request, cacheControl: "no-cache")
+    }
+
+    /// 200 with a strong `ETag`, or 304 when the client already holds this body.
+    static func conditional(_ body: Data, request: Request, cacheControl: String) -> Response {
+        let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let etag = "\"\(digest)\""
+        var headers: HTTPFields = [.cacheControl: cacheControl, .eTag: etag]
+        let presented = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        if presented.contains(etag) || presented.contains("*") {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = "application/json; charset=utf-8"
+        return body.jsonResponse(headers: headers)
+    }
+}
+
+/// auth-service's own revocation check: straight from the sessions table, so a logout is effective here at once.
+struct LiveSessionCheck: SessionRevocations {
+    let sessions: SessionStore
+
+    func isRevoked(_ user: AuthenticatedUser) async throws -> Bool {
+        try await !sessions.isLive(sessionID: user.sessionID, userID: user.userID, now: Date())
+    }
+}

@@ -1,0 +1,98 @@
+import Contracts
+import Foundation
+import Postgres
+
+/// A user row, password hash included: never leaves the service.
+struct Account: Sendable, Equatable {
+    var id: UUID
+    var email: String
+    var passwordHash: String
+    var experience: ExperienceID
+    var preferences: [String: String]
+    var createdAt: Date
+
+    var profile: UserProfile {
+        UserProfile(id: id, email: email, experience: experience, preferences: preferences, createdAt: createdAt)
+    }
+}
+
+/// SQL for `users`. Functions taking a connection run inside the caller's transaction.
+struct AccountStore: Sendable {
+    let pool: DatabasePool
+
+    /// Inserts `account`; throws ``AccountError/emailTaken`` when the email has an account.
+    static func insert(_ account: Account, on connection: isolated PostgresConnection) throws {
+        do {
+            try connection.query("""
+                INSERT INTO users (id, email, password_hash, experience, preferences, created_at, updated_at,
+                                   password_changed_at)
+                VALUES (\(account.id), \(account.email), \(account.passwordHash), \(account.experience.rawValue),
+                        \(PostgresJSON(account.preferences))::jsonb, \(account.createdAt), \(account.createdAt),
+                        \(account.createdAt))
+                """)
+        } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "users_email_key" {
+            throw AccountError.emailTaken
+        }
+    }
+
+    func find(email: EmailAddress) async throws -> Account? {
+        try await pool.query("""
+            SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE email = \(email.value)
+            """, prepare: true).rows.first.map(Self.account)
+    }
+
+    func find(id: UUID) async throws -> Account? {
+        try await pool.query("""
+            SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+            """, prepare: true).rows.first.map(Self.account)
+    }
+
+    /// The account, its row locked until the transaction ends when `forUpdate` (read-modify-write of preferences).
+    static func find(id: UUID, forUpdate: Bool, on connection: isolated PostgresConnection) throws -> Account? {
+        let result = forUpdate
+            ? try connection.query("""
+                SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+                   FOR UPDATE
+                """)
+            : try connection.query("""
+                SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+                """)
+        return try result.rows.first.map(account)
+    }
+
+    /// Stores a new experience and/or preferences; nil leaves a field as it is. Returns the updated account.
+    static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, now: Date,
+                       on connection: isolated PostgresConnection) throws -> Account? {
+        try connection.query("""
+            UPDATE users
+               SET experience = coalesce(\(experience?.rawValue), experience),
+                   preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
+                   updated_at = \(now)
+             WHERE id = \(id)
+            RETURNING id, email, password_hash, experience, preferences, created_at
+            """).rows.first.map(account)
+    }
+
+    static func updatePassword(id: UUID, hash: String, now: Date, on connection: isolated PostgresConnection) throws {
+        try connection.query("""
+            UPDATE users SET password_hash = \(hash), password_changed_at = \(now), updated_at = \(now)
+             WHERE id = \(id)
+            """)
+    }
+
+    /// Deletes the account; its sessions and refresh tokens go with it (foreign keys cascade).
+    static func delete(id: UUID, on connection: isolated PostgresConnection) throws -> Bool {
+        try connection.query("DELETE FROM users WHERE id = \(id)").affectedRows == 1
+    }
+
+    private static func account(_ row: PostgresRow) throws -> Account {
+        let (id, email, hash, experience, preferences, createdAt) =
+            try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date).self)
+        return Account(id: id, email: email, passwordHash: hash, experience: ExperienceID(rawValue: experience),
+                       preferences: preferences.value, createdAt: createdAt)
+    }
+}
+
+enum AccountError: Error {
+    case emailTaken
+}

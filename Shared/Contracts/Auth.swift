@@ -1,0 +1,157 @@
+import Foundation
+
+/// `POST /v1/auth/signup`.
+public struct SignUpRequest: Codable, Sendable, Equatable {
+    public var email: String
+    public var password: String
+    /// One of ``Experience/all``.
+    public var experience: String
+    /// Optional label for the session list ("Ana's iPhone"); the `User-Agent` is recorded as well.
+    public var deviceName: String?
+
+    public init(email: String, password: String, experience: String, deviceName: String? = nil) {
+        self.email = email
+        self.password = password
+        self.experience = experience
+        self.deviceName = deviceName
+    }
+}
+
+/// `POST /v1/auth/login`.
+public struct SignInRequest: Codable, Sendable, Equatable {
+    public var email: String
+    public var password: String
+    public var deviceName: String?
+
+    public init(email: String, password: String, deviceName: String? = nil) {
+        self.email = email
+        self.password = password
+        self.deviceName = deviceName
+    }
+}
+
+/// `POST /v1/auth/refresh`, and the optional body of `POST /v1/auth/logout`.
+public struct RefreshRequest: Codable, Sendable, Equatable {
+    public var refreshToken: String
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+}
+
+/// Which sessions `POST /v1/auth/logout?scope=` ends.
+public enum LogoutScope: String, Codable, Sendable, CaseIterable {
+    /// The session of the presented token (the default).
+    case current
+    /// Every other session of the user; this one stays signed in.
+    case others
+    /// Every session of the user, this one included.
+    case global
+}
+
+/// The signed-in user, as `GET /v1/auth/me` returns it.
+public struct UserProfile: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var email: String
+    public var experience: ExperienceID
+    /// Free-form settings of the app, such as a default category. String keys and values.
+    public var preferences: [String: String]
+    public var createdAt: Date
+
+    public init(id: UUID, email: String, experience: ExperienceID, preferences: [String: String], createdAt: Date) {
+        self.id = id
+        self.email = email
+        self.experience = experience
+        self.preferences = preferences
+        self.createdAt = createdAt
+    }
+}
+
+/// What sign up, sign in and refresh answer: the user and a fresh token pair.
+public struct AuthSession: Codable, Sendable, Equatable {
+    public var user: UserProfile
+    /// EdDSA-signed JWT for `Authorization: Bearer`, valid for `expiresIn` seconds.
+    public var accessToken: String
+    /// Opaque; exchange it at `POST /v1/auth/refresh`. Each use returns a new one and retires this one.
+    public var refreshToken: String
+    public var tokenType: String
+    public var expiresIn: Int
+    /// The session these tokens belong to (see `GET /v1/auth/sessions`).
+    public var sessionId: UUID
+
+    public init(user: UserProfile, accessToken: String, refreshToken: String, expiresIn: Int, sessionId: UUID) {
+        self.user = user
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+        self.sessionId = sessionId
+    }
+}
+
+/// `PATCH /v1/auth/me`: only these fields may change; any other field is refused.
+public struct ProfileUpdate: Codable, Sendable, Equatable {
+    public var experience: String?
+    /// Merged into the stored preferences (JSON merge patch): a `null` value removes that key.
+    public var preferences: [String: String?]?
+
+    public init(experience: String? = nil, preferences: [String: String?]? = nil) {
+        self.experience = experience
+        self.preferences = preferences
+    }
+}
+
+/// `DELETE /v1/auth/me`: the password, re-confirmed.
+public struct AccountDeletion: Codable, Sendable, Equatable {
+    public var password: String
+    public init(password: String) { self.password = password }
+}
+
+/// `POST /v1/auth/me/password`.
+public struct PasswordChange: Codable, Sendable, Equatable {
+    public var currentPassword: String
+    public var newPassword: String
+    public init(currentPassword: String, newPassword: String) {
+        self.currentPassword = currentPassword
+        self.newPassword = newPassword
+    }
+}
+
+/// One signed-in device, as `GET /v1/auth/sessions` lists it.
+public struct SessionSummary: Codable, Sendable, Equatable {
+    public var id: UUID
+    public var deviceName: String?
+    public var userAgent: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date
+    /// When the session ends unless it is refreshed again (the earlier of its idle and absolute limits).
+    public var expiresAt: Date
+    /// The session of the token that asked.
+    public var current: Bool
+
+    public init(id: UUID, deviceName: String?, userAgent: String?, createdAt: Date, lastUsedAt: Date,
+                expiresAt: Date, current: Bool) {
+        self.id = id
+        self.deviceName = deviceName
+        self.userAgent = userAgent
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+        self.expiresAt = expiresAt
+        self.current = current
+    }
+}
+
+public struct SessionList: Codable, Sendable, Equatable {
+    public var sessions: [SessionSummary]
+    public init(sessions: [SessionSummary]) { self.sessions = sessions }
+}
+
+/// `GET /v1/auth/revocations`: sessions ended recently enough that access tokens issued for them may still be
+/// unexpired. Every service refuses tokens whose `sid` is listed. A session id is not a credential.
+public struct RevokedSessions: Codable, Sendable, Equatable {
+    public var sessionIds: [UUID]
+    /// How far back the list reaches: at least the access-token lifetime.
+    public var windowSeconds: Int
+
+    public init(sessionIds: [UUID], windowSeconds: Int) {
+        self.sessionIds = sessionIds
+        self.windowSeconds = windowSeconds
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import JWTKit
+
+/// Public keys to check signatures with, looked up by `kid`.
+public protocol VerificationKeys: Sendable {
+    /// A key collection holding `kid`, or nil when no such key is known (after a refresh, where that applies).
+    func keys(containing kid: String) async throws -> JWTKeyCollection?
+}
+
+/// Sessions that ended before their access tokens expired.
+public protocol SessionRevocations: Sendable {
+    func isRevoked(_ user: AuthenticatedUser) async throws -> Bool
+}
+
+/// Checks an access token the same way in every service: EdDSA only, a known `kid`, a valid signature, the
+/// ``AccessTokenPolicy`` claims, and a session that has not ended.
+public struct AccessTokenVerifier: Sendable {
+    let keys: any VerificationKeys
+    let revocations: any SessionRevocations
+    let policy: AccessTokenPolicy
+
+    public init(keys: any VerificationKeys, revocations: any SessionRevocations, policy: AccessTokenPolicy = .standard) {
+        self.keys = keys
+        self.revocations = revocations
+        self.policy = policy
+    }
+
+    public func verify(_ token: String, now: Date = Date()) async throws -> AuthenticatedUser {
+        // The header is read before jwt-kit sees the token: jwt-kit would fall back to a default key for a missing or
+        // unknown `kid`, and we accept exactly one algorithm.
+        let header = try TokenHeader(token: token)
+        guard header.alg == "EdDSA" else { throw TokenRejection.unsupportedAlgorithm }
+        guard let kid = header.kid, let collection = try await keys.keys(containing: kid) else {
+            throw TokenRejection.unknownKey
+        }
+        let claims: AccessTokenClaims
+        do {
+            claims = try await collection.verify(token, as: AccessTokenClaims.self)
+        } catch {
+            throw TokenRejection.badSignature
+        }
+        let user = try policy.validate(claims, now: now)
+        if try await revocations.isRevoked(user) { throw TokenRejection.revoked }
+        return user
+    }
+}
+
+/// The protected header of a compact JWS, decoded without trusting it.
+struct TokenHeader: Decodable {
+    var alg: String?
+    var kid: String?
+
+    init(token: String) throws(TokenRejection) {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[0])),
+              let header = try? JSONDecoder().decode(TokenHeader.self, from: data)
+        else { throw .malformed }
+        self = header
+    }
+}
+
+extension Data {
+    /// Decodes unpadded base64url (RFC 4648 §5), as JOSE uses it.
+    public init?(base64URLEncoded text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        guard !base64.contains("=") else { return nil }
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        self.init(base64Encoded: base64)
+    }
+
+    /// Unpadded base64url, as JOSE uses it.
+    public func base64URLEncodedString() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,51 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Requires `Authorization: Bearer <access token>` on the routes of the group it is added to, and hands the verified
+/// user to ``AuthenticatedContext``. Every failure is a 401 problem with a `WWW-Authenticate` challenge (RFC 6750).
+public struct AuthenticationMiddleware: RouterMiddleware {
+    public typealias Context = AppRequestContext
+
+    let verifier: AccessTokenVerifier
+
+    public init(verifier: AccessTokenVerifier) {
+        self.verifier = verifier
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        context.identity = try await Self.authenticate(request, verifier: verifier)
+        return try await next(request, context)
+    }
+
+    /// The caller of `request`; throws 401 problems. Also used by routes that accept a token without requiring one.
+    public static func authenticate(_ request: Request, verifier: AccessTokenVerifier) async throws -> AuthenticatedUser {
+        guard let token = bearerToken(in: request) else { throw missingToken }
+        do {
+            return try await verifier.verify(token)
+        } catch let rejection as TokenRejection {
+            throw ServiceProblem(
+                .unauthorized, .invalidToken, rejection.description,
+                headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
+            )
+        }
+    }
+
+    /// The token of an `Authorization: Bearer …` header, if the request has one.
+    public static func bearerToken(in request: Request) -> String? {
+        guard let value = request.headers[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    static let missingToken = ServiceProblem(
+        .unauthorized, .authenticationRequired, "Send an access token as Authorization: Bearer <token>.",
+        headers: [.wwwAuthenticate: "Bearer"]
+    )
+}
