@@ -136,7 +136,7 @@ let package = Package(
                 name: "AuthServiceTests",
                 dependencies: [
                     "AuthService", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting,
-                    jwtKit, crypto, logging, configuration,
+                    jwtKit, crypto, logging, configuration, httpClient, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/AuthServiceTests",
                 swiftSettings: strictSettings

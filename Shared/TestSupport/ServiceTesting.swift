@@ -2,19 +2,24 @@ import Configuration
 import Foundation
 import ServiceKit
 
-/// A service configuration for tests, read through the same environment-variable mapping production uses:
-/// `DATABASE_URL` from the test database, port 0 (the test framework picks), quiet logs, plus `environment`.
-public func testServiceConfiguration(
-    defaults: ServiceDefaults,
-    databaseURL: String,
-    environment: [String: String] = [:]
-) throws -> ServiceConfiguration {
+/// The configuration reader of a service under test, mapped from environment variables the way production reads
+/// them: `DATABASE_URL` from the test database, port 0 (the test framework picks), quiet logs, plus `environment`.
+public func testConfigReader(databaseURL: String, environment: [String: String] = [:]) -> ConfigReader {
     let base = ["DATABASE_URL": databaseURL, "HTTP_PORT": "0", "LOG_LEVEL": "warning", "DATABASE_POOL_SIZE": "4"]
-    let reader = ConfigReader(providers: [
+    return ConfigReader(providers: [
         EnvironmentVariablesProvider(
             environmentVariables: base.merging(environment) { _, override in override },
             secretsSpecifier: .specific(["DATABASE_URL"])
         ),
     ])
-    return try ServiceConfiguration(reader: reader, defaults: defaults)
+}
+
+/// A service configuration for tests (see ``testConfigReader(databaseURL:environment:)``).
+public func testServiceConfiguration(
+    defaults: ServiceDefaults,
+    databaseURL: String,
+    environment: [String: String] = [:]
+) throws -> ServiceConfiguration {
+    try ServiceConfiguration(reader: testConfigReader(databaseURL: databaseURL, environment: environment),
+                             defaults: defaults)
 }

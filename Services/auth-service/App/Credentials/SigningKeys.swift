@@ -65,7 +65,8 @@ actor SigningKeys: VerificationKeys {
             let privateKey = try Curve25519.Signing.PrivateKey(rawRepresentation: secret)
             keys.append(LoadedKey(schedule: .init(kid: kid, createdAt: createdAt, signsFrom: signsFrom),
                                   privateKey: privateKey))
-            await collection.add(eddsa: EdDSA.PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid))
+            await collection.add(eddsa: EdDSA.PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
+                                 serializer: Self.serializer)
         }
         loaded = keys
         self.collection = collection
@@ -101,6 +102,14 @@ actor SigningKeys: VerificationKeys {
         try await reload()
         return loaded.contains(where: { $0.schedule.kid == kid }) ? collection : nil
     }
+
+    /// Sorted keys: the same claims always give the same bytes, so a replayed refresh returns the same token.
+    static let serializer = DefaultJWTSerializer(jsonEncoder: {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }())
 
     /// Sortable by creation, unique enough: `20261122-5f3a9c1e`.
     static func makeKID(now: Date) -> String {

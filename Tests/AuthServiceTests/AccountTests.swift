@@ -1,0 +1,188 @@
+@testable import AuthService
+import Contracts
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Postgres
+import TestSupport
+import Testing
+
+@Suite struct AccountTests {
+    @Test func signUpReturnsTheUserAndATokenPairThatWorks() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail("Ana")
+            let session = try await api.signUp(email: "  \(email.uppercased()) ", experience: "rijksmuseum")
+            #expect(session.user.email == email.lowercased())
+            #expect(session.user.experience == .rijksmuseum)
+            #expect(session.tokenType == "Bearer")
+            #expect((1...900).contains(session.expiresIn))
+            #expect(session.refreshToken != session.accessToken)
+            let me = try await api.call(.get, "/v1/auth/me", token: session.accessToken)
+            #expect(me.status == .ok)
+            #expect(try me.decode(UserProfile.self) == session.user)
+            #expect(me.headers[.cacheControl] == "no-store")
+        }
+    }
+
+    @Test func anEmailIsTakenWhateverItsCase() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            let again = try await api.call(.post, "/v1/auth/signup", json: SignUpRequest(
+                email: email.uppercased(), password: "another fine password", experience: "ticketmaster"))
+            #expect(again.status == .conflict)
+            #expect(again.problem?.type == .emailTaken)
+            #expect(again.headers[.contentType] == ProblemDetails.mediaType)
+        }
+    }
+
+    @Test func everyInvalidFieldIsListed() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let response = try await api.call(.post, "/v1/auth/signup", json: SignUpRequest(
+                email: "not-an-email", password: "short", experience: "netflix"))
+            #expect(response.status == .badRequest)
+            let problem = try #require(response.problem)
+            #expect(problem.type == .validationFailed)
+            #expect(Set(problem.errors?.map(\.field) ?? []) == ["email", "password", "experience"])
+            #expect(!problem.requestId.isEmpty)
+        }
+    }
+
+    @Test(arguments: ["password", "Password1", "12345678", "qwertyuiop", "iloveyou"])
+    func commonPasswordsAreRefused(_ password: String) async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let response = try await api.call(.post, "/v1/auth/signup", json: SignUpRequest(
+                email: AuthTestApp.uniqueEmail(), password: password, experience: "ticketmaster"))
+            #expect(response.status == .badRequest)
+            #expect(response.problem?.errors?.first?.field == "password")
+        }
+    }
+
+    /// bcrypt ignores bytes past 72; the pre-hash makes every character count.
+    @Test func longPasswordsAreAcceptedAndNotTruncated() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let stem = String(repeating: "ünïcödé-", count: 10)  // 80 characters, 150 UTF-8 bytes
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email, password: stem + "A")
+            #expect(try await api.signIn(email: email, password: stem + "A").status == .ok)
+            #expect(try await api.signIn(email: email, password: stem + "B").status == .unauthorized)
+        }
+    }
+
+    @Test func unknownEmailAndWrongPasswordGetTheSameAnswer() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            let headers: HTTPFields = [HTTPField.Name("X-Request-ID")!: "same-request-id"]
+            let wrongPassword = try await api.signIn(email: email, password: "not the password", headers: headers)
+            let unknownEmail = try await api.signIn(email: AuthTestApp.uniqueEmail(), password: "not the password",
+                                                    headers: headers)
+            #expect(wrongPassword.status == .unauthorized)
+            #expect(wrongPassword.status == unknownEmail.status)
+            #expect(wrongPassword.problem?.type == .invalidCredentials)
+            // Same request id on both, so the bodies can be compared byte for byte.
+            #expect(String(buffer: wrongPassword.body) == String(buffer: unknownEmail.body))
+            #expect(wrongPassword.headers[.retryAfter] == unknownEmail.headers[.retryAfter])
+        }
+    }
+
+    @Test func signInOpensANewSession() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let first = try await api.signUp(email: email)
+            let response = try await api.signIn(email: email.uppercased())
+            #expect(response.status == .ok)
+            let second = try response.decode(AuthSession.self)
+            #expect(second.sessionId != first.sessionId)
+            #expect(second.user == first.user)
+        }
+    }
+
+    @Test func patchChangesOnlyExperienceAndPreferences() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let session = try await api.signUp()
+            let token = session.accessToken
+            var response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                experience: "rijksmuseum", preferences: ["defaultCategory": "hardcover-fiction", "theme": "dark"]))
+            #expect(response.status == .ok)
+            var profile = try response.decode(UserProfile.self)
+            #expect(profile.experience == .rijksmuseum)
+            #expect(profile.preferences == ["defaultCategory": "hardcover-fiction", "theme": "dark"])
+
+            // Merge patch: null removes a key, absent keys stay.
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: ProfileUpdate(preferences: ["theme": String?.none]))
+            profile = try response.decode(UserProfile.self)
+            #expect(profile.preferences == ["defaultCategory": "hardcover-fiction"])
+            #expect(profile.experience == .rijksmuseum)
+
+            struct EmailChange: Encodable, Sendable { let email: String }
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: EmailChange(email: "someone-else@example.com"))
+            #expect(response.status == .badRequest)
+            #expect(response.problem?.errors?.first?.field == "email")
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(experience: "netflix"))
+            #expect(response.problem?.errors?.first?.field == "experience")
+            let me = try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self)
+            #expect(me.email == session.user.email)
+            #expect(me.experience == .rijksmuseum)
+        }
+    }
+
+    @Test func changingThePasswordEndsTheOtherSessions() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let phone = try await api.signUp(email: email)
+            let laptop = try await api.signIn(email: email).decode(AuthSession.self)
+            let newPassword = "a brand new passphrase"
+
+            let wrong = try await api.call(.post, "/v1/auth/me/password", token: phone.accessToken,
+                                           json: PasswordChange(currentPassword: "nope nope", newPassword: newPassword))
+            #expect(wrong.status == .forbidden)
+            #expect(wrong.problem?.type == .passwordConfirmationFailed)
+
+            let changed = try await api.call(.post, "/v1/auth/me/password", token: phone.accessToken, json: PasswordChange(
+                currentPassword: AuthTestApp.password, newPassword: newPassword))
+            #expect(changed.status == .noContent)
+            #expect(try await api.call(.get, "/v1/auth/me", token: phone.accessToken).status == .ok)
+            #expect(try await api.call(.get, "/v1/auth/me", token: laptop.accessToken).status == .unauthorized)
+            #expect(try await api.refresh(laptop.refreshToken).status == .unauthorized)
+            #expect(try await api.signIn(email: email).status == .unauthorized)
+            #expect(try await api.signIn(email: email, password: newPassword).status == .ok)
+        }
+    }
+
+    @Test func deletingTheAccountNeedsThePasswordAndEndsEverything() async throws {
+        try await AuthTestApp.withApp { api, database in
+            let email = AuthTestApp.uniqueEmail()
+            let session = try await api.signUp(email: email)
+            let other = try await api.signIn(email: email).decode(AuthSession.self)
+
+            let refused = try await api.call(.delete, "/v1/auth/me", token: session.accessToken,
+                                             json: AccountDeletion(password: "wrong password"))
+            #expect(refused.status == .forbidden)
+            #expect(try await api.call(.get, "/v1/auth/me", token: session.accessToken).status == .ok)
+
+            let deleted = try await api.call(.delete, "/v1/auth/me", token: session.accessToken,
+                                             json: AccountDeletion(password: AuthTestApp.password))
+            #expect(deleted.status == .noContent)
+            for token in [session.accessToken, other.accessToken] {
+                let response = try await api.call(.get, "/v1/auth/me", token: token)
+                #expect(response.status == .unauthorized)
+                #expect(response.problem?.type == .invalidToken)
+            }
+            #expect(try await api.refresh(other.refreshToken).status == .unauthorized)
+            #expect(try await api.signIn(email: email).status == .unauthorized)
+            // The revocations outlive the account, so other services keep refusing its tokens.
+            let revoked = try await api.call(.get, "/v1/auth/revocations").decode(RevokedSessions.self)
+            #expect(Set(revoked.sessionIds).isSuperset(of: [session.sessionId, other.sessionId]))
+            let pool = database.makePool(size: 1)
+            let users = try await pool.query("SELECT count(*) FROM auth.users").single().decode(Int.self, at: 0)
+            await pool.close()
+            #expect(users == 0)
+            // The email is free again.
+            _ = try await api.signUp(email: email)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+@testable import AuthService
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Postgres
+import ServiceKit
+import TestSupport
+import Testing
+
+/// auth-service on a fresh database, served over real HTTP (so client addresses are real), with cheap bcrypt.
+enum AuthTestApp {
+    static let migrators = [Migrator(schema: "auth", migrations: AuthMigrations.all)]
+
+    static func withApp(
+        environment: [String: String] = [:],
+        _ test: @escaping @Sendable (AuthClient, TestDatabase) async throws -> Void
+    ) async throws {
+        try await withTestDatabase(migrators: migrators) { database in
+            let reader = testConfigReader(
+                databaseURL: database.connectionString,
+                environment: ["BCRYPT_COST": "4"].merging(environment) { _, override in override }
+            )
+            let app = try await buildApplication(reader: reader)
+            try await app.test(.live) { client in
+                try await test(AuthClient(client: client), database)
+            }
+        }
+    }
+
+    static func uniqueEmail(_ name: String = "user") -> String {
+        "\(name)-\(UUID().uuidString.prefix(8).lowercased())@example.com"
+    }
+
+    static let password = "correct horse battery staple"
+}
+
+/// Typed calls to the auth API, returning the raw response for assertions.
+struct AuthClient: Sendable {
+    let client: any TestClientProtocol
+
+    var port: Int { client.port ?? 0 }
+
+    @discardableResult
+    func call(
+        _ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: (any Encodable & Sendable)? = nil,
+        headers: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        var headers = headers
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            headers[.contentType] = "application/json"
+            body = ByteBuffer(bytes: try JSONEncoder().encode(json))
+        }
+        return try await client.execute(uri: path, method: method, headers: headers, body: body) { $0 }
+    }
+
+    func signUp(email: String = AuthTestApp.uniqueEmail(), password: String = AuthTestApp.password,
+                experience: String = "ticketmaster") async throws -> AuthSession {
+        let response = try await call(.post, "/v1/auth/signup",
+                                      json: SignUpRequest(email: email, password: password, experience: experience))
+        try #require(response.status == .created, "sign up answered \(response.status): \(String(buffer: response.body))")
+        return try response.decode(AuthSession.self)
+    }
+
+    func signIn(email: String, password: String = AuthTestApp.password, headers: HTTPFields = [:]) async throws
+        -> TestResponse
+    {
+        try await call(.post, "/v1/auth/login", json: SignInRequest(email: email, password: password), headers: headers)
+    }
+
+    func refresh(_ token: String) async throws -> TestResponse {
+        try await call(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: token))
+    }
+}
+
+extension TestResponse {
+    func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
+        try ServiceJSON.decoder.decode(type, from: Data(body.readableBytesView))
+    }
+
+    var problem: ProblemDetails? { try? decode(ProblemDetails.self) }
+}

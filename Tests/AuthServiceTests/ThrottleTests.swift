@@ -1,0 +1,93 @@
+@testable import AuthService
+import Contracts
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite struct ThrottleTests {
+    static let realIP = HTTPField.Name("X-Real-IP")!
+
+    static func fail(_ api: AuthClient, email: String, times: Int, from address: String) async throws {
+        for _ in 0..<times {
+            let response = try await api.signIn(email: email, password: "wrong guess", headers: [realIP: address])
+            #expect(response.status == .unauthorized)
+        }
+    }
+
+    @Test func repeatedFailuresAreThrottledEvenWithTheRightPassword() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            try await Self.fail(api, email: email, times: ThrottlePolicy.accountFromAddress.allowance,
+                                from: "203.0.113.7")
+            // The next failure crosses the allowance and starts a block.
+            _ = try await api.signIn(email: email, password: "wrong guess", headers: [Self.realIP: "203.0.113.7"])
+            let blocked = try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.7"])
+            #expect(blocked.status == .tooManyRequests)
+            #expect(blocked.problem?.type == .signInThrottled)
+            let retryAfter = try #require(blocked.headers[.retryAfter].flatMap(Int.init))
+            #expect((1...Int(ThrottlePolicy.accountFromAddress.firstBlock)).contains(retryAfter))
+            // An unknown email is throttled the same way, so a 429 reveals nothing about which accounts exist.
+            let stranger = AuthTestApp.uniqueEmail()
+            try await Self.fail(api, email: stranger, times: ThrottlePolicy.accountFromAddress.allowance + 1,
+                                from: "203.0.113.8")
+            #expect(try await api.signIn(email: stranger, headers: [Self.realIP: "203.0.113.8"]).status
+                    == .tooManyRequests)
+        }
+    }
+
+    /// The attacker's failures block the attacker, not the account's owner signing in from elsewhere.
+    @Test func anAttackerCannotLockTheOwnerOut() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            try await Self.fail(api, email: email, times: ThrottlePolicy.accountFromAddress.allowance + 1,
+                                from: "198.51.100.66")
+            #expect(try await api.signIn(email: email, headers: [Self.realIP: "198.51.100.66"]).status
+                    == .tooManyRequests)
+            #expect(try await api.signIn(email: email, headers: [Self.realIP: "192.0.2.10"]).status == .ok)
+        }
+    }
+
+    /// When the peer is not a trusted proxy, a client-chosen `X-Real-IP` is ignored: it cannot reset its counter by
+    /// claiming a new address each time.
+    @Test func aSpoofedAddressHeaderDoesNotResetTheCounter() async throws {
+        try await AuthTestApp.withApp(environment: ["TRUSTED_PROXIES": "10.0.0.0/8"]) { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            for attempt in 0...ThrottlePolicy.accountFromAddress.allowance {
+                _ = try await api.signIn(email: email, password: "wrong guess",
+                                         headers: [Self.realIP: "203.0.113.\(attempt + 1)"])
+            }
+            let response = try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.200"])
+            #expect(response.status == .tooManyRequests)
+        }
+    }
+
+    @Test func aSuccessfulSignInForgetsTheFailuresOfThatDevice() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            let allowance = ThrottlePolicy.accountFromAddress.allowance
+            try await Self.fail(api, email: email, times: allowance - 1, from: "203.0.113.9")
+            #expect(try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.9"]).status == .ok)
+            try await Self.fail(api, email: email, times: allowance - 1, from: "203.0.113.9")
+            #expect(try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.9"]).status == .ok)
+        }
+    }
+
+    @Test func passwordConfirmationsCountAgainstTheSameThrottle() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let session = try await api.signUp()
+            for _ in 0...ThrottlePolicy.accountFromAddress.allowance {
+                let response = try await api.call(.delete, "/v1/auth/me", token: session.accessToken,
+                                                  json: AccountDeletion(password: "guess"))
+                #expect(response.status == .forbidden)
+            }
+            let response = try await api.call(.delete, "/v1/auth/me", token: session.accessToken,
+                                              json: AccountDeletion(password: AuthTestApp.password))
+            #expect(response.status == .tooManyRequests)
+        }
+    }
+}
