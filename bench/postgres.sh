@@ -23,24 +23,17 @@ while [[ $# -gt 0 ]]; do
 done
 
 ensure_packages libpq-dev postgresql-15
-bin=/usr/lib/postgresql/15/bin
 
 log_info "building postgres-bench (release)"
 swift build -c release --scratch-path .build-release --product postgres-bench >/dev/null
 bench="$(swift build -c release --scratch-path .build-release --show-bin-path)/postgres-bench"
 
-# A throwaway cluster: asynchronous commit so that both clients are measured, not the disk's fsync latency.
-work="$(mktemp -d /tmp/favoriteme-bench-XXXXXX)"
-port=$((20000 + RANDOM % 20000))
-as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[[ $EUID -eq 0 ]] && chown postgres "$work"
-cleanup() { as_owner "$bin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap cleanup EXIT
-as_owner "$bin/initdb" -D "$work/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
-as_owner "$bin/pg_ctl" -D "$work/data" -l "$work/server.log" -w \
-    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c synchronous_commit=off -c max_connections=100 -c shared_buffers=256MB" \
-    start >/dev/null
-url="host=127.0.0.1 port=$port user=postgres dbname=postgres sslmode=disable"
+# shellcheck source=scripts/lib/bench.sh
+source scripts/lib/bench.sh
+start_bench_postgres
+work="$BENCH_WORK"
+port="$BENCH_PG_PORT"
+url="$BENCH_PG_URL"
 psql_run() { psql "$url" -v ON_ERROR_STOP=1 -qAt; }
 
 psql_run <<'SQL'
@@ -67,7 +60,6 @@ swift_tps() { # workload concurrency [--hold]
     "$bench" --url "$url" --workload "$1" --concurrency "$2" --seconds "$seconds" ${3:+"$3"} \
         | sed -n 's/.*tps=\([0-9]*\).*/\1/p'
 }
-ratio() { awk -v s="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.2f", s / p; else print "n/a" }'; }
 
 # swift_tps: a pool lease per statement, as a service does. held_tps: each task keeps one session, which isolates
 # the cost of leasing from the cost of reaching the session's thread.
@@ -80,4 +72,4 @@ for workload in read insert; do
         printf '%-8s %-12s %10s %10s %12s %12s %10s\n' "$workload" "$c" "$s" "$h" "$p" "$(ratio "$s" "$p")" "$(ratio "$h" "$p")"
     done
 done
-echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)"
+bench_stamp

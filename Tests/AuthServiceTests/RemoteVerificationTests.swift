@@ -1,43 +1,41 @@
-import AsyncHTTPClient
 import Contracts
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import Logging
 import ServiceKit
+import TestSupport
 import Testing
 
-/// Another service verifying auth-service's tokens on its own, as favorites-service will: keys from the JWKS over
-/// HTTP, revocations from the polled feed.
+/// Another service verifying auth-service's tokens on its own, as favorites-service does: a service built by the kit
+/// with auth-service as a required peer gets the authenticator (keys from the JWKS over HTTP, revocations polled).
 @Suite struct RemoteVerificationTests {
-    struct Peer {
-        let keys: RemoteKeySet
-        let feed: RevocationFeed
-        let router: Router<AppRequestContext>
+    static let peerDefaults = ServiceDefaults(
+        name: "peer-test", apiPrefix: "/v1/peer", port: 0, schema: "peer", databaseRole: "peer", requiredPeers: [.auth]
+    )
+
+    static func withPeer(authPort: Int, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
+        async throws
+    {
+        try await withTestDatabase { database in
+            let configuration = try testServiceConfiguration(
+                defaults: peerDefaults, databaseURL: database.connectionString,
+                environment: ["AUTH_URL": "http://127.0.0.1:\(authPort)", "REVOCATION_POLL_MS": "100"]
+            )
+            let app = try buildServiceApplication(configuration: configuration, migrations: []) { router, dependencies in
+                let authentication = try #require(dependencies.authentication)
+                router.group("v1/peer").add(middleware: authentication).group(context: AuthenticatedContext.self)
+                    .get("whoami") { _, context in context.user.userID.uuidString.lowercased() }
+            }
+            try await app.test(.live, test)
+        }
     }
 
-    static func peer(authPort: Int) -> Peer {
-        let url = "http://127.0.0.1:\(authPort)"
-        let logger = Logger(label: "peer")
-        let keys = RemoteKeySet(authURL: url, httpClient: .shared, logger: logger)
-        let feed = RevocationFeed(authURL: url, httpClient: .shared, interval: .seconds(3600), logger: logger)
-        let router = Router(context: AppRequestContext.self)
-        router.addMiddleware { ProblemMiddleware(routes: RouteTable(), maxBodyBytes: 1024) }
-        router.group("v1/peer")
-            .add(middleware: AuthenticationMiddleware(verifier: AccessTokenVerifier(keys: keys, revocations: feed)))
-            .group(context: AuthenticatedContext.self)
-            .get("whoami") { _, context in context.user.userID.uuidString.lowercased() }
-        return Peer(keys: keys, feed: feed, router: router)
-    }
-
-    @Test func anotherServiceAcceptsLiveTokensAndRefusesEndedSessions() async throws {
+    @Test func anotherServiceAcceptsLiveTokensAndRefusesEndedSessionsWithinSeconds() async throws {
         try await AuthTestApp.withApp { api, _ in
             let session = try await api.signUp()
             let other = try await api.signUp()
-            let peer = Self.peer(authPort: api.port)
-            let feed = peer.feed
-            try await Application(router: peer.router).test(.router) { client in
+            try await Self.withPeer(authPort: api.port) { client in
                 func whoami(_ token: String?) async throws -> TestResponse {
                     var headers = HTTPFields()
                     if let token { headers[.authorization] = "Bearer \(token)" }
@@ -50,10 +48,14 @@ import Testing
                 #expect(try await whoami(session.refreshToken).status == .unauthorized)
 
                 _ = try await api.call(.post, "/v1/auth/logout", token: session.accessToken)
-                await feed.poll()
-                let refused = try await whoami(session.accessToken)
-                #expect(refused.status == .unauthorized)
-                #expect(String(buffer: refused.body).contains("invalid-token"))
+                var refused: TestResponse?
+                for _ in 0..<50 {  // the feed polls every 100 ms here; give it up to 5 s
+                    let response = try await whoami(session.accessToken)
+                    if response.status == .unauthorized { refused = response; break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let problem = try #require(refused).body
+                #expect(String(buffer: problem).contains("invalid-token"))
                 #expect(try await whoami(other.accessToken).status == .ok)
             }
         }

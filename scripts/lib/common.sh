@@ -75,6 +75,7 @@ _requirement_met() {
             ;;
         nginx) nginx_bin >/dev/null ;;
         curl) command -v curl >/dev/null 2>&1 ;;
+        wrk) command -v wrk >/dev/null 2>&1 ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -86,6 +87,7 @@ _requirement_packages() {
         postgresql-15) printf '%s\n' postgresql-15 postgresql-client-15 ;;
         nginx) printf '%s\n' nginx ;;
         curl) printf '%s\n' curl ;;
+        wrk) printf '%s\n' wrk ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }

@@ -53,6 +53,7 @@ public enum PeerKind: String, Sendable, CaseIterable {
 ///   `DATABASE_STATEMENT_TIMEOUT_MS` (default 10000)
 /// - `DATABASE_MIGRATE` (`auto` applies pending migrations at start, `check` refuses to start if any are pending)
 /// - `AUTH_URL`, `CATALOG_URL` (peers, default `http://127.0.0.1:8081` / `:8082`)
+/// - `REVOCATION_POLL_MS` (default 2000): how often services that verify tokens fetch auth-service's revocations
 /// - `READINESS_TIMEOUT_MS` (default 2000), `SHUTDOWN_TIMEOUT_SECONDS` (default 25)
 /// - `LOG_LEVEL` (default `info`), `LOG_FORMAT` (`json` or `text`, default `json`)
 public struct ServiceConfiguration: Sendable {
@@ -68,6 +69,7 @@ public struct ServiceConfiguration: Sendable {
     public var migration: MigrationMode
     public var peers: [PeerKind: String]
     public var readinessTimeout: Duration
+    public var revocationPollInterval: Duration
     public var shutdownTimeout: Duration
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
@@ -104,6 +106,7 @@ public struct ServiceConfiguration: Sendable {
         }
         self.peers = peers
         readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000))
+        revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 2000, in: 100...60_000))
         shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
         logLevel = settings.choice("log.level", default: Logger.Level.info)
         logFormat = settings.choice("log.format", default: LogFormat.json)

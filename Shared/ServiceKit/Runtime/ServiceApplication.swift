@@ -15,6 +15,10 @@ public struct ServiceDependencies: Sendable {
     public let httpClient: HTTPClient
     public let metrics: PrometheusMetricsFactory
     public let logger: Logger
+    /// Verifies auth-service's access tokens on its own (keys from the JWKS, revocations polled): add it to a route
+    /// group and put the group under ``AuthenticatedContext``. Nil for a service that does not require auth-service
+    /// as a peer (auth-service itself verifies against its own tables).
+    public let authentication: AuthenticationMiddleware?
 }
 
 /// Builds a service: database pool and migrations, the kit's middleware (request id, metrics, problem+json),
@@ -43,8 +47,18 @@ public func buildServiceApplication(
     clientConfiguration.timeout = .init(connect: .seconds(2), read: .seconds(10))
     clientConfiguration.redirectConfiguration = .disallow  // a peer never redirects us anywhere
     let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    var revocationFeed: RevocationFeed?
+    var authentication: AuthenticationMiddleware?
+    if let authURL = configuration.peers[.auth] {
+        let feed = RevocationFeed(authURL: authURL, httpClient: httpClient,
+                                  interval: configuration.revocationPollInterval, logger: logger)
+        let keys = RemoteKeySet(authURL: authURL, httpClient: httpClient, logger: logger)
+        authentication = AuthenticationMiddleware(verifier: AccessTokenVerifier(keys: keys, revocations: feed))
+        revocationFeed = feed
+    }
     let dependencies = ServiceDependencies(
-        configuration: configuration, pool: pool, httpClient: httpClient, metrics: metrics, logger: logger
+        configuration: configuration, pool: pool, httpClient: httpClient, metrics: metrics, logger: logger,
+        authentication: authentication
     )
 
     let routeTable = RouteTable()
@@ -71,6 +85,7 @@ public func buildServiceApplication(
         logger: logger
     )
     app.addServices(pool, HTTPClientService(client: httpClient))
+    if let revocationFeed { app.addServices(revocationFeed) }
     let migrator = Migrator(schema: configuration.schema, migrations: migrations)
     let dryRun = configuration.migration == .check
     app.beforeServerStarts {
