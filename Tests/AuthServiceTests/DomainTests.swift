@@ -96,6 +96,10 @@ import Testing
         #expect(policy.decide(presentedGeneration: 1, state: state(), now: now) == .reuse)
         #expect(policy.decide(presentedGeneration: 3, state: state(ended: true), now: now) == .expired)
         #expect(policy.decide(presentedGeneration: 3, state: state(), now: now.addingTimeInterval(50)) == .expired)
+        var pastAbsolute = state()
+        pastAbsolute.idleExpiresAt = now.addingTimeInterval(900)
+        pastAbsolute.absoluteExpiresAt = now
+        #expect(policy.decide(presentedGeneration: 3, state: pastAbsolute, now: now) == .expired)
     }
 
     @Test func idleExpiryNeverPassesTheAbsoluteLimit() {

@@ -21,7 +21,7 @@ struct AuthConfiguration: Sendable {
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
-        bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...31)
+        bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...16)
         let accessTTL = settings.int("accessToken.ttlSeconds", default: 900, in: 30...900)
         accessTokenLifetime = TimeInterval(accessTTL)
         sessions = SessionPolicy(

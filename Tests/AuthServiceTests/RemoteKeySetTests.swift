@@ -1,0 +1,73 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import Logging
+import NIOCore
+import ServiceKit
+import Synchronization
+import Testing
+
+/// The JWKS cache of services that verify tokens, against a stand-in key server whose keys change.
+@Suite struct RemoteKeySetTests {
+    final class KeyServer: Sendable {
+        let keys = Mutex<[(kid: String, key: EdDSA.PrivateKey)]>([])
+        let fetches = Atomic<Int>(0)
+
+        func add(_ kid: String) -> EdDSA.PrivateKey {
+            let key = try! EdDSA.PrivateKey()
+            keys.withLock { $0.append((kid, key)) }
+            return key
+        }
+
+        var router: Router<BasicRequestContext> {
+            let router = Router()
+            router.get(".well-known/jwks.json") { _, _ -> Response in
+                self.fetches.add(1, ordering: .relaxed)
+                let set = JWKS(keys: self.keys.withLock { $0 }.map { entry in
+                    JWK.octetKeyPair(.eddsa, identifier: JWKIdentifier(string: entry.kid),
+                                     x: entry.key.publicKey.rawRepresentation.base64URLEncodedString(), y: nil,
+                                     curve: .ed25519)
+                })
+                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(set))))
+            }
+            return router
+        }
+    }
+
+    @Test func unknownKIDsTriggerARefetchButNotAFlood() async throws {
+        let server = KeyServer()
+        _ = server.add("first")
+        try await Application(router: server.router).test(.live) { client in
+            let keySet = RemoteKeySet(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
+                                      logger: Logger(label: "test"), refetchInterval: .milliseconds(300))
+            #expect(try await keySet.keys(containing: "first") != nil)
+            #expect(try await keySet.keys(containing: "first") != nil)
+            #expect(server.fetches.load(ordering: .relaxed) == 1)  // cached
+
+            // A forged kid: one refetch, then no more until the interval passes.
+            try await Task.sleep(for: .milliseconds(350))
+            #expect(try await keySet.keys(containing: "forged") == nil)
+            #expect(try await keySet.keys(containing: "forged-again") == nil)
+            #expect(server.fetches.load(ordering: .relaxed) == 2)
+
+            // auth-service rotates in a key: a token signed with it is accepted after one refetch.
+            let second = server.add("second")
+            try await Task.sleep(for: .milliseconds(350))
+            let collection = try #require(try await keySet.keys(containing: "second"))
+            let signer = JWTKeyCollection()
+            await signer.add(eddsa: second, kid: "second")
+            let claims = AccessTokenClaims(user: AuthenticatedUser(userID: UUID(), sessionID: UUID()), issuedAt: Date(),
+                                           lifetime: 60, policy: .standard)
+            let token = try await signer.sign(claims, kid: "second")
+            #expect(try await collection.verify(token, as: AccessTokenClaims.self) == claims)
+            #expect(server.fetches.load(ordering: .relaxed) == 3)
+        }
+    }
+
+    @Test func anUnreachableKeyServerIsA503NotA401() async throws {
+        let keySet = RemoteKeySet(authURL: "http://127.0.0.1:1", httpClient: .shared, logger: Logger(label: "test"))
+        await #expect(throws: ServiceProblem.self) { try await keySet.keys(containing: "any") }
+    }
+}
