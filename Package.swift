@@ -108,7 +108,7 @@ let package = Package(
         ),
     ]
         + Target.service("auth-service", module: "AuthService", dependencies: [
-            jwtKit, crypto, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            jwtKit, crypto, metrics, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         ])
         + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [httpClient])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])

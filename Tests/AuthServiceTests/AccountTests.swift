@@ -84,6 +84,8 @@ import Testing
             // Same request id on both, so the bodies can be compared byte for byte.
             #expect(String(buffer: wrongPassword.body) == String(buffer: unknownEmail.body))
             #expect(wrongPassword.headers[.retryAfter] == unknownEmail.headers[.retryAfter])
+            let metrics = String(buffer: try await api.call(.get, "/metrics").body)
+            #expect(metrics.contains(#"auth_sign_ins_total{outcome="invalid-credentials"} 2"#))
         }
     }
 

@@ -26,7 +26,8 @@ public func buildApplication(reader: ConfigReader) async throws -> ServiceApplic
             sessions: sessions, throttle: throttle, hasher: hasher,
             issuer: TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
                                 sessions: authConfiguration.sessions),
-            verifier: AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
+            verifier: AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions)),
+            metrics: dependencies.metrics
         )
         let api = router.group("v1/auth")
         let authenticated = router.group("v1/auth")

@@ -74,9 +74,11 @@ struct AccountController: Sendable {
         // answer. Nothing in the response or its timing tells them apart.
         guard try await core.hasher.verify(body.password, against: account?.passwordHash), let account else {
             try await core.throttle.recordFailure(throttleKeys, now: now)
+            core.count(.signIn, "invalid-credentials")
             throw AuthCore.invalidCredentials
         }
         try await core.throttle.clear(throttleKeys[0])
+        core.count(.signIn, "success")
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
         try await core.pool.withTransaction { connection in
             try SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)

@@ -1,4 +1,5 @@
 import Contracts
+import CoreMetrics
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -15,6 +16,17 @@ struct AuthCore: Sendable {
     let hasher: PasswordHasher
     let issuer: TokenIssuer
     let verifier: AccessTokenVerifier
+    let metrics: any MetricsFactory
+
+    /// Counts an outcome of a sign-in (`auth_sign_ins_total`) or a refresh (`auth_refreshes_total`): the figures an
+    /// operator watches for credential stuffing (failures, throttling) and stolen tokens (reuse).
+    func count(_ event: AuthEvent, _ outcome: String) {
+        Counter(label: event.rawValue, dimensions: [("outcome", outcome)], factory: metrics).increment()
+    }
+
+    enum AuthEvent: String {
+        case signIn = "auth_sign_ins_total", refresh = "auth_refreshes_total"
+    }
 
     /// The client as the session list and the throttle see it. The address is the gateway's `X-Real-IP` only when
     /// the TCP peer is a trusted proxy.
@@ -29,6 +41,7 @@ struct AuthCore: Sendable {
     /// Refuses with 429 when any of `keys` is blocked, before any password is looked at.
     func checkThrottle(_ keys: [ThrottleKey], now: Date) async throws {
         if let wait = try await throttle.retryAfter(keys, now: now) {
+            count(.signIn, "throttled")
             let seconds = Int(wait.rounded(.up))
             throw ServiceProblem(.tooManyRequests, .signInThrottled,
                                  "Too many failed attempts; try again in \(seconds) seconds.",

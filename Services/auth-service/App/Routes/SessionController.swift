@@ -66,12 +66,15 @@ struct SessionController: Sendable {
         }
         switch outcome {
         case .issued(let account, let sessionID, let refreshToken, let issuedAt):
+            core.count(.refresh, "issued")
             let pair = try await core.issuer.pair(for: account, sessionID: sessionID, refreshToken: refreshToken,
                                                   issuedAt: issuedAt)
             return try ServiceJSON.encoder.encode(pair).jsonResponse(headers: AccountController.noStore)
         case .invalid:
+            core.count(.refresh, "invalid")
             throw Self.invalidRefreshToken
         case .reused:
+            core.count(.refresh, "reused")
             context.logger.warning("refresh token reused; session ended")
             throw ServiceProblem(.unauthorized, .refreshTokenReused,
                                  "This refresh token was already used, so the session was ended; sign in again.")
