@@ -152,6 +152,31 @@ import Testing
         }
     }
 
+    @Test func anInvalidAccessTokenFallsBackToTheRefreshTokenInTheBody() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let session = try await api.signUp()
+            let response = try await api.call(.post, "/v1/auth/logout", token: "expired.or.garbage",
+                                              json: RefreshRequest(refreshToken: session.refreshToken))
+            #expect(response.status == .noContent)
+            #expect(try await !Self.isSignedIn(api, session))
+        }
+    }
+
+    /// A long-retired refresh token (say, from an old backup of the phone) cannot sign the user out everywhere.
+    @Test func aRetiredRefreshTokenCannotEndOtherSessions() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let (phone, tablet, _, _) = try await Self.devices(api)
+            var current = phone
+            for _ in 0..<2 { current = try await api.refresh(current.refreshToken).decode(AuthSession.self) }
+            let response = try await api.call(.post, "/v1/auth/logout?scope=global",
+                                              json: RefreshRequest(refreshToken: phone.refreshToken))
+            #expect(response.status == .unauthorized)
+            #expect(response.problem?.type == .invalidRefreshToken)
+            #expect(try await Self.isSignedIn(api, tablet))
+            #expect(try await Self.isSignedIn(api, current))
+        }
+    }
+
     @Test func sessionsAreListedAndEndedOneByOne() async throws {
         try await AuthTestApp.withApp { api, _ in
             let (phone, tablet, laptop, bystander) = try await Self.devices(api)

@@ -32,7 +32,8 @@ struct AuthConfiguration: Sendable {
             reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300))
         )
         let rotation = settings.int("signingKey.rotationSeconds", default: 30 * 86_400, in: 60...(365 * 86_400))
-        let lead = settings.int("signingKey.publishLeadSeconds", default: 3600, in: 0...(30 * 86_400))
+        // At least the JWKS cache lifetime, so every verifier has the new key before it signs.
+        let lead = settings.int("signingKey.publishLeadSeconds", default: 3600, in: Self.jwksMaximumAge...(30 * 86_400))
         keySchedule = KeySchedule(
             rotationInterval: TimeInterval(rotation), publishLead: TimeInterval(lead),
             // Tokens signed by a retired key stay checkable until they expire, plus clock skew.

@@ -168,7 +168,8 @@ struct AccountController: Sendable {
 
     /// A verified token whose account no longer exists: only possible in the instant between a deletion and the
     /// revocation reaching this check.
-    static let accountGone = ServiceProblem(.unauthorized, .invalidToken, "The account of this token no longer exists.")
+    static let accountGone = ServiceProblem(.unauthorized, .invalidToken, "The account of this token no longer exists.",
+                                            headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#])
 
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
 

@@ -20,7 +20,7 @@ struct SessionController: Sendable {
     enum RefreshOutcome: Sendable {
         case issued(Account, sessionID: UUID, refreshToken: String, issuedAt: Date)
         case invalid
-        case reused
+        case reused(AuthenticatedUser)
     }
 
     /// Exchanges a refresh token for a new pair. The whole decision runs under the session's row lock, so two
@@ -44,7 +44,7 @@ struct SessionController: Sendable {
             case .reuse:
                 _ = try SessionStore.end(sessionID: session.id, userID: session.userID, reason: .refreshTokenReused,
                                          now: now, on: connection)
-                return .reused
+                return .reused(AuthenticatedUser(userID: session.userID, sessionID: session.id))
             case .replay:
                 guard let nonce = session.rotationNonce, let rotatedAt = session.state.rotatedAt,
                       let account = try AccountStore.find(id: session.userID, forUpdate: false, on: connection)
@@ -73,17 +73,19 @@ struct SessionController: Sendable {
         case .invalid:
             core.count(.refresh, "invalid")
             throw Self.invalidRefreshToken
-        case .reused:
+        case .reused(let owner):
             core.count(.refresh, "reused")
-            context.logger.warning("refresh token reused; session ended")
+            context.logger.warning("refresh token reused; session ended", metadata: [
+                "user_id": "\(owner.userID)", "session_id": "\(owner.sessionID)",
+            ])
             throw ServiceProblem(.unauthorized, .refreshTokenReused,
                                  "This refresh token was already used, so the session was ended; sign in again.")
         }
     }
 
     /// Ends this session (`scope=current`, the default), the user's other sessions (`others`) or all of them
-    /// (`global`). The session is the one of the bearer token or, when the access token has already expired, of the
-    /// refresh token in the body. Ending a session that already ended is a success.
+    /// (`global`). The session is the one of the bearer token or, when there is no valid access token, of the live
+    /// refresh token in the body (a retired one is refused). Ending a session that already ended is a success.
     @Sendable func logout(_ request: Request, context: AppRequestContext) async throws -> Response {
         let scopeText = request.uri.queryParameters["scope"].map(String.init) ?? LogoutScope.current.rawValue
         guard let scope = LogoutScope(rawValue: scopeText) else {
@@ -91,18 +93,21 @@ struct SessionController: Sendable {
             throw ServiceProblem.validation([FieldError(field: "scope", message: "must be one of \(known)")])
         }
         let caller: AuthenticatedUser
-        if AuthenticationMiddleware.bearerToken(in: request) != nil {
+        do {
             caller = try await AuthenticationMiddleware.authenticate(request, verifier: core.verifier)
-        } else if request.headers[.contentType] != nil {
+        } catch is ServiceProblem where request.headers[.contentType] != nil {
+            // No usable access token (absent or expired): the refresh token in the body identifies the session.
             let token = try await request.decodeJSON(as: RefreshRequest.self, context: context).refreshToken
             guard RefreshTokens.isWellFormed(token),
-                  let found = try await core.sessions.owner(ofTokenDigest: RefreshTokens.digest(token))
+                  let owner = try await core.sessions.owner(ofTokenDigest: RefreshTokens.digest(token)),
+                  owner.isCurrent
             else { throw Self.invalidRefreshToken }
-            caller = found
-        } else {
-            throw ServiceProblem(.unauthorized, .authenticationRequired,
-                                 "Send the access token (Authorization: Bearer) or the refresh token in the body.",
-                                 headers: [.wwwAuthenticate: "Bearer"])
+            guard owner.sessionIsLive else {
+                // Already over: logging out again is a success, but an old token never ends *other* sessions.
+                guard scope == .current else { throw Self.invalidRefreshToken }
+                return Response(status: .noContent)
+            }
+            caller = owner.user
         }
         let now = Date()
         try await core.pool.withTransaction { connection in

@@ -151,14 +151,23 @@ struct SessionStore: Sendable {
 }
 
 extension SessionStore {
-    /// The user and session a refresh token (of any generation) belongs to.
-    func owner(ofTokenDigest digest: Data) async throws -> AuthenticatedUser? {
+    /// Who a refresh token belongs to, for logging out without a valid access token.
+    struct TokenOwner: Sendable {
+        var user: AuthenticatedUser
+        /// The token is the session's live one (or the one it just replaced), not a long-retired copy.
+        var isCurrent: Bool
+        var sessionIsLive: Bool
+    }
+
+    func owner(ofTokenDigest digest: Data) async throws -> TokenOwner? {
         try await pool.query("""
-            SELECT s.user_id, s.id FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
+            SELECT s.user_id, s.id, t.generation >= s.generation - 1, s.ended_at IS NULL
+              FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
              WHERE t.digest = \(digest)
             """).rows.first.map { row in
-            let (userID, sessionID) = try row.decode((UUID, UUID).self)
-            return AuthenticatedUser(userID: userID, sessionID: sessionID)
+            let (userID, sessionID, isCurrent, live) = try row.decode((UUID, UUID, Bool, Bool).self)
+            return TokenOwner(user: AuthenticatedUser(userID: userID, sessionID: sessionID), isCurrent: isCurrent,
+                              sessionIsLive: live)
         }
     }
 }
