@@ -142,6 +142,15 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
             .testTarget(
+                name: "CatalogProxyTests",
+                dependencies: [
+                    "CatalogProxy", "ServiceKit", "TestSupport", "Contracts", hummingbird, hummingbirdTesting, logging,
+                    httpClient, .product(name: "NIOCore", package: "swift-nio"),
+                ],
+                path: "Tests/CatalogProxyTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
                 name: "ServiceKitTests",
                 dependencies: [
                     "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting, httpClient,

@@ -1,0 +1,131 @@
+import Foundation
+
+/// One item of any catalog, in the one shape every experience serves: the list cell needs `title`, `subtitle` and
+/// `imageURL`; the detail screen adds the source's typed facts (`event` or `artwork`). A field the upstream did not
+/// provide is absent, never invented.
+public struct CatalogItem: Codable, Sendable, Equatable {
+    /// The source's own id (a Ticketmaster event id, a Rijksmuseum object number).
+    public var id: String
+    public var experience: ExperienceID
+    public var title: String
+    public var subtitle: String?
+    public var imageURL: String?
+    public var event: EventFacts?
+    public var artwork: ArtworkFacts?
+
+    public init(id: String, experience: ExperienceID, title: String, subtitle: String? = nil, imageURL: String? = nil,
+                event: EventFacts? = nil, artwork: ArtworkFacts? = nil) {
+        self.id = id
+        self.experience = experience
+        self.title = title
+        self.subtitle = subtitle
+        self.imageURL = imageURL
+        self.event = event
+        self.artwork = artwork
+    }
+}
+
+/// What an event adds (Ticketmaster).
+public struct EventFacts: Codable, Sendable, Equatable {
+    /// The day at the venue, `yyyy-MM-dd`.
+    public var localDate: String?
+    /// The time at the venue, `HH:mm:ss`; absent when the time is not announced.
+    public var localTime: String?
+    /// The start as an instant, when the source gives one.
+    public var startsAt: Date?
+    /// IANA time zone of the venue (`America/Chicago`).
+    public var timeZone: String?
+    /// The date is to be announced / to be determined; the time is to be announced; the event has no set time.
+    public var dateTBA: Bool
+    public var dateTBD: Bool
+    public var timeTBA: Bool
+    public var noSpecificTime: Bool
+    /// `onsale`, `offsale`, `cancelled`, `rescheduled`, … as the source says.
+    public var status: String?
+    public var venue: Venue?
+    /// Detail only. Absent when the source has no prices for the event.
+    public var priceRanges: [PriceRange]?
+    /// Detail only: where to buy tickets.
+    public var ticketURL: String?
+    /// Detail only: the source's notes about the event.
+    public var info: String?
+
+    public init(localDate: String?, localTime: String?, startsAt: Date?, timeZone: String?, dateTBA: Bool,
+                dateTBD: Bool, timeTBA: Bool, noSpecificTime: Bool, status: String?, venue: Venue?,
+                priceRanges: [PriceRange]?, ticketURL: String?, info: String?) {
+        self.localDate = localDate
+        self.localTime = localTime
+        self.startsAt = startsAt
+        self.timeZone = timeZone
+        self.dateTBA = dateTBA
+        self.dateTBD = dateTBD
+        self.timeTBA = timeTBA
+        self.noSpecificTime = noSpecificTime
+        self.status = status
+        self.venue = venue
+        self.priceRanges = priceRanges
+        self.ticketURL = ticketURL
+        self.info = info
+    }
+
+    public struct Venue: Codable, Sendable, Equatable {
+        public var name: String
+        public var city: String?
+        public var stateCode: String?
+        public var countryCode: String?
+
+        public init(name: String, city: String?, stateCode: String?, countryCode: String?) {
+            self.name = name
+            self.city = city
+            self.stateCode = stateCode
+            self.countryCode = countryCode
+        }
+    }
+
+    public struct PriceRange: Codable, Sendable, Equatable {
+        public var type: String?
+        public var currency: String?
+        public var min: Double?
+        public var max: Double?
+
+        public init(type: String?, currency: String?, min: Double?, max: Double?) {
+            self.type = type
+            self.currency = currency
+            self.min = min
+            self.max = max
+        }
+    }
+}
+
+/// What an artwork adds (Rijksmuseum).
+public struct ArtworkFacts: Codable, Sendable, Equatable {
+    public var maker: String?
+    /// Detail only: the museum's English plaque text.
+    public var plaqueDescription: String?
+    /// When it was made, as the museum writes it (`1642`, `c. 1628 - c. 1629`).
+    public var dating: String?
+    /// A sortable year for `dating`.
+    public var year: Int?
+    /// Where it was made, without duplicates.
+    public var productionPlaces: [String]
+
+    public init(maker: String?, plaqueDescription: String?, dating: String?, year: Int?, productionPlaces: [String]) {
+        self.maker = maker
+        self.plaqueDescription = plaqueDescription
+        self.dating = dating
+        self.year = year
+        self.productionPlaces = productionPlaces
+    }
+}
+
+/// `GET /v1/catalog/{experience}/items?q=`: one page of results.
+public struct CatalogPage: Codable, Sendable, Equatable {
+    public var items: [CatalogItem]
+    /// Pass as `cursor` for the next page; absent on the last page the source lets us reach.
+    public var nextCursor: String?
+
+    public init(items: [CatalogItem], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+}
