@@ -83,18 +83,22 @@ wrk_figures() {
 }
 me() { wrk -t1 -c4 -d"${1}s" --latency -H "Authorization: Bearer $token" "$base/v1/auth/me" | wrk_figures; }
 
+storm() { wrk -t2 -c"$connections" -d"${1}s" --latency -s "$BENCH_WORK/signin.lua" "$base"; }
+
+# 1. Sign-ins alone: how close to the hashing limit the service gets.
+read -r signin_rps signin_p99 signin_errors <<<"$(storm "$seconds" | wrk_figures)"
+# 2. /me alone, then /me while sign-ins saturate the hashing threads: what the storm costs everyone else.
 read -r idle_rps idle_p99 idle_errors <<<"$(me "$seconds")"
-wrk -t2 -c"$connections" -d"$((seconds + 2))s" --latency -s "$BENCH_WORK/signin.lua" "$base" >"$BENCH_WORK/storm.txt" &
+storm "$((seconds + 2))" >/dev/null &
 storm_pid=$!
 sleep 1
 read -r storm_me_rps storm_p99 storm_errors <<<"$(me "$seconds")"
 wait "$storm_pid"
-read -r signin_rps signin_p99 signin_errors <<<"$(wrk_figures <"$BENCH_WORK/storm.txt")"
 
 printf '%-40s %12s\n' "bcrypt cost" "$cost"
 printf '%-40s %12s\n' "one sign-in alone (ms, median of 9)" "$single_ms"
 printf '%-40s %12s\n' "bcrypt limit (cores / one sign-in, /s)" "$limit"
-printf '%-40s %12s   ratio %s   p99 %s ms   non-2xx %s\n' "sign-in storm (/s, $connections conns)" "$signin_rps" \
+printf '%-40s %12s   ratio %s   p99 %s ms   non-2xx %s\n' "sign-ins alone (/s, $connections conns)" "$signin_rps" \
     "$(ratio "$signin_rps" "$limit")" "$signin_p99" "$signin_errors"
 printf '%-40s %12s   p99 %s ms   non-2xx %s\n' "GET /me idle (/s, 4 conns)" "$idle_rps" "$idle_p99" "$idle_errors"
 printf '%-40s %12s   p99 %s ms   non-2xx %s   p99 ratio %s\n' "GET /me during the storm (/s)" "$storm_me_rps" \
