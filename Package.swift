@@ -110,7 +110,10 @@ let package = Package(
         + Target.service("auth-service", module: "AuthService", dependencies: [
             jwtKit, crypto, metrics, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         ])
-        + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [httpClient])
+        + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
+            httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
         + [
             // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.

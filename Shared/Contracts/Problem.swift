@@ -84,6 +84,16 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// Too many failed sign-ins for this account or address; `Retry-After` says when to try again (429).
     public static let signInThrottled = ProblemType(rawValue: "sign-in-throttled")
 
+    // Catalog upstreams (502, 503, 504)
+    /// The upstream catalog sent an error or a body that cannot be read (502).
+    public static let upstreamBadResponse = ProblemType(rawValue: "upstream-bad-response")
+    /// The upstream catalog keeps failing, so calls to it are paused; `Retry-After` says for how long (503).
+    public static let upstreamUnavailable = ProblemType(rawValue: "upstream-unavailable")
+    /// Our request budget for the upstream (its rate limit or daily quota) is spent; `Retry-After` (503).
+    public static let upstreamRateLimited = ProblemType(rawValue: "upstream-rate-limited")
+    /// The upstream catalog did not answer in time (504).
+    public static let upstreamTimeout = ProblemType(rawValue: "upstream-timeout")
+
     // Availability (429, 500, 503)
     /// Too many requests; `Retry-After` says when to try again (429).
     public static let rateLimited = ProblemType(rawValue: "rate-limited")

@@ -9,7 +9,7 @@ public func testConfigReader(databaseURL: String, environment: [String: String] 
     return ConfigReader(providers: [
         EnvironmentVariablesProvider(
             environmentVariables: base.merging(environment) { _, override in override },
-            secretsSpecifier: .specific(["DATABASE_URL"])
+            secretsSpecifier: .specific(ServiceConfiguration.secretEnvironmentVariables)
         ),
     ])
 }

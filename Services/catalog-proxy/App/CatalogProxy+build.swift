@@ -1,4 +1,6 @@
 import Configuration
+import Contracts
+import Hummingbird
 import Postgres
 import ServiceKit
 
@@ -11,7 +13,29 @@ public let serviceDefaults = ServiceDefaults(
 /// The composition root: reads configuration and builds the application with its routes.
 public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
-    return try buildServiceApplication(configuration: configuration, migrations: CatalogMigrations.all) { router, _ in
+    let catalogConfiguration = try CatalogConfiguration(reader: reader)
+    return try buildServiceApplication(configuration: configuration, migrations: CatalogMigrations.all) {
+        router, dependencies in
         ExperiencesController().register(on: router)
+        guard let authentication = dependencies.authentication else { return }
+        var backends: [ExperienceID: Catalog.Backend] = [:]
+        for source in CatalogSources.all {
+            let settings = source.experience == .ticketmaster
+                ? catalogConfiguration.ticketmaster : catalogConfiguration.rijksmuseum
+            let client = UpstreamClient(
+                name: source.experience.rawValue, settings: settings, keyParameter: source.keyParameter,
+                gate: UpstreamGate(settings: settings), httpClient: dependencies.httpClient, logger: dependencies.logger
+            )
+            backends[source.experience] = Catalog.Backend(source: source, client: client)
+        }
+        let catalog = Catalog(
+            backends: backends, cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes),
+            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
+        )
+        let routes = router.group("v1/catalog").add(middleware: authentication)
+            .group(context: AuthenticatedContext.self)
+        CatalogController(catalog: catalog, users: UserRateLimiter(rate: catalogConfiguration.userRate,
+                                                                  burst: catalogConfiguration.userRate * 4))
+            .register(on: routes)
     }
 }

@@ -113,6 +113,11 @@ public struct ServiceConfiguration: Sendable {
         try settings.validate()
     }
 
+    /// Environment variables whose values are secrets: marked so by the configuration reader (never printed).
+    public static let secretEnvironmentVariables: Set<String> = [
+        "DATABASE_URL", "TICKETMASTER_API_KEY", "RIJKSMUSEUM_API_KEY",
+    ]
+
     /// The schema the service's tables live in.
     public var schema: String { database.searchPath ?? defaults.schema }
 }

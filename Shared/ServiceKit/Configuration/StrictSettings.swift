@@ -22,6 +22,12 @@ public struct StrictSettings {
         return text
     }
 
+    /// A setting with no default: nil when unset.
+    public mutating func optionalString(_ key: String, isSecret: Bool = false) -> String? {
+        guard let text = reader.string(forKey: ConfigKey(key), isSecret: isSecret) else { return nil }
+        return text.isEmpty ? nil : text
+    }
+
     public mutating func int(_ key: String, default fallback: Int, in range: ClosedRange<Int>) -> Int {
         guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
@@ -29,6 +35,18 @@ public struct StrictSettings {
             return fallback
         }
         return value
+    }
+
+    /// An http(s) URL with a host and nothing after it but an optional path prefix.
+    public mutating func baseURL(_ key: String, default fallback: String) -> String {
+        let text = string(key, default: fallback)
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+              url.host != nil, url.query == nil, url.fragment == nil, url.user == nil
+        else {
+            problems.append("\(Self.environmentName(key)) must be an http(s) base URL, got \"\(text)\"")
+            return fallback
+        }
+        return text
     }
 
     public mutating func choice<Value: RawRepresentable<String> & CaseIterable>(_ key: String, default fallback: Value)

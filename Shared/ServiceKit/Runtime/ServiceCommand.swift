@@ -26,7 +26,7 @@ public struct ServiceOptions: ParsableArguments {
         if let logFormat { values["log.format"] = .init(.string(logFormat), isSecret: false) }
         return ConfigReader(providers: [
             InMemoryProvider(name: "flags", values: values),
-            EnvironmentVariablesProvider(secretsSpecifier: .specific(["DATABASE_URL"])),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(ServiceConfiguration.secretEnvironmentVariables)),
         ])
     }
 }

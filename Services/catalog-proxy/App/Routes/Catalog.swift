@@ -1,0 +1,108 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import ServiceKit
+
+/// The sources behind the proxy, by experience. Adding a source: write its ``CatalogSource`` and add it here.
+enum CatalogSources {
+    static let all: [any CatalogSource] = [TicketmasterSource(), RijksmuseumSource()]
+}
+
+/// Search and detail for every source: the cache in front, the guarded upstream client behind.
+struct Catalog: Sendable {
+    struct Backend: Sendable {
+        var source: any CatalogSource
+        var client: UpstreamClient
+    }
+
+    let backends: [ExperienceID: Backend]
+    let cache: ResponseCache
+    let searchPolicy: CachePolicy
+    let detailPolicy: CachePolicy
+
+    func backend(for experience: String) throws -> Backend {
+        guard let backend = backends[ExperienceID(rawValue: experience)] else {
+            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(experience)\".")
+        }
+        return backend
+    }
+
+    func search(_ backend: Backend, text: String, page: Int, pageSize: Int, requestID: String) async throws
+        -> ResponseCache.Lookup
+    {
+        let source = backend.source
+        let key = "\(source.experience)|search|\(text.lowercased())|\(page)|\(pageSize)"
+        return try await lookup(key: key, policy: searchPolicy) {
+            let (_, body) = try await backend.client.get(
+                source.searchRequest(text: text, page: page, pageSize: pageSize), requestID: requestID)
+            let results = try Self.decode { try source.decodeSearch(body, page: page, pageSize: pageSize) }
+            let page = CatalogPage(items: results.items,
+                                   nextCursor: results.hasMore ? PageCursor(page: page + 1).encoded : nil)
+            return CachedBody(body: try ServiceJSON.encoder.encode(page))
+        }
+    }
+
+    func detail(_ backend: Backend, id: String, requestID: String) async throws -> ResponseCache.Lookup {
+        let source = backend.source
+        return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy) {
+            let (status, body) = try await backend.client.get(source.detailRequest(id: id), requestID: requestID)
+            if source.isNotFound(status: status, body: body) { throw UpstreamFailure.notFound }
+            guard let item = try Self.decode({ try source.decodeDetail(body) }) else { throw UpstreamFailure.notFound }
+            return CachedBody(body: try ServiceJSON.encoder.encode(item))
+        }
+    }
+
+    private func lookup(key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody)
+        async throws -> ResponseCache.Lookup
+    {
+        do {
+            return try await cache.value(for: key, policy: policy, load: load)
+        } catch let failure as UpstreamFailure {
+            throw Self.problem(for: failure)
+        }
+    }
+
+    private static func decode<Value>(_ body: () throws -> Value) throws -> Value {
+        do { return try body() } catch is SourceError { throw UpstreamFailure.malformedBody }
+    }
+
+    /// Each upstream failure as the client sees it.
+    static func problem(for failure: UpstreamFailure) -> ServiceProblem {
+        func retryAfter(_ seconds: TimeInterval) -> String { String(max(1, Int(seconds.rounded(.up)))) }
+        switch failure {
+        case .notFound:
+            return ServiceProblem(.notFound, .notFound, "The catalog has no item with this id.")
+        case .rateLimited(let wait):
+            return ServiceProblem(.serviceUnavailable, .upstreamRateLimited,
+                                  "The catalog's request budget is spent for now; retry later.",
+                                  headers: [.retryAfter: retryAfter(wait)])
+        case .circuitOpen(let wait):
+            return ServiceProblem(.serviceUnavailable, .upstreamUnavailable,
+                                  "The catalog is failing and is given a rest; retry later.",
+                                  headers: [.retryAfter: retryAfter(wait)])
+        case .timeout:
+            return ServiceProblem(.gatewayTimeout, .upstreamTimeout, "The catalog did not answer in time.")
+        case .malformedBody:
+            return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog sent a response we cannot read.")
+        case .failed, .rejected:
+            return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog could not be reached or failed.")
+        }
+    }
+}
+
+/// The opaque `cursor` of catalog pages: which page comes next.
+struct PageCursor: Equatable {
+    var page: Int
+
+    var encoded: String { Data("p:\(page)".utf8).base64URLEncodedString() }
+
+    init(page: Int) { self.page = page }
+
+    init?(_ text: String) {
+        guard text.utf8.count <= 32, let data = Data(base64URLEncoded: text),
+              let decoded = String(data: data, encoding: .utf8), decoded.hasPrefix("p:"),
+              let page = Int(decoded.dropFirst(2)), page >= 0
+        else { return nil }
+        self.page = page
+    }
+}

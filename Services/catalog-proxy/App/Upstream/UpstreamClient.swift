@@ -1,0 +1,185 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// How the proxy talks to one upstream.
+struct UpstreamSettings: Sendable {
+    /// Scheme and host (and port) only, from configuration; every path comes from the source.
+    var baseURL: String
+    /// Secret: sent as the source's key parameter, never logged.
+    var apiKey: String?
+    var requestsPerSecond: Double
+    var burst: Double
+    /// Calls allowed per UTC day (the upstream's quota), if it has one.
+    var dailyQuota: Int?
+    /// Bound on one attempt, connection to last byte.
+    var attemptTimeout: Duration
+    /// Attempts for one request: retries only on timeouts, connection failures and 5xx (all requests are GETs).
+    var attempts: Int
+    var breakerThreshold: Int
+    var breakerCooldown: TimeInterval
+    var maximumBodyBytes: Int
+}
+
+/// Why an upstream call produced no usable response. Each maps to its own problem type.
+enum UpstreamFailure: Error, Equatable {
+    /// Our limiter or the upstream's quota (429): retry after the given seconds.
+    case rateLimited(retryAfter: TimeInterval)
+    /// The breaker is open after repeated failures.
+    case circuitOpen(retryAfter: TimeInterval)
+    case timeout
+    /// Connection refused or dropped, a 5xx, or an unexpected status.
+    case failed(String)
+    /// The body could not be read as the source documents it.
+    case malformedBody
+    /// The upstream says the item does not exist.
+    case notFound
+    /// The upstream refused our request (a 4xx other than 404 and 429): a bug or a revoked key, not worth a retry.
+    case rejected(Int)
+}
+
+/// The limits that shield one upstream: rate, daily quota, and the circuit breaker, shared by all requests of a
+/// process (each replica has its own; the configured rate is per replica).
+final class UpstreamGate: Sendable {
+    private struct State {
+        var bucket: TokenBucket
+        var breaker: CircuitBreaker
+        var day: Int
+        var usedToday: Int
+        var quotaResetAt: Date?
+    }
+
+    private let state: Mutex<State>
+    let dailyQuota: Int?
+
+    init(settings: UpstreamSettings, now: Date = Date()) {
+        dailyQuota = settings.dailyQuota
+        state = Mutex(State(
+            bucket: TokenBucket(rate: settings.requestsPerSecond, burst: settings.burst, now: now),
+            breaker: CircuitBreaker(threshold: settings.breakerThreshold, cooldown: settings.breakerCooldown),
+            day: Self.day(of: now), usedToday: 0, quotaResetAt: nil
+        ))
+    }
+
+    /// Lets one call go out at `now`, or says why not.
+    func admit(now: Date) throws(UpstreamFailure) {
+        let refusal: UpstreamFailure? = state.withLock { state in
+            if let wait = state.breaker.admit(now: now) { return .circuitOpen(retryAfter: wait) }
+            if let reset = state.quotaResetAt {
+                if now < reset { return .rateLimited(retryAfter: reset.timeIntervalSince(now)) }
+                state.quotaResetAt = nil
+            }
+            if Self.day(of: now) != state.day {
+                state.day = Self.day(of: now)
+                state.usedToday = 0
+            }
+            if let dailyQuota, state.usedToday >= dailyQuota {
+                return .rateLimited(retryAfter: Self.nextDay(after: now).timeIntervalSince(now))
+            }
+            if let wait = state.bucket.take(now: now) { return .rateLimited(retryAfter: wait) }
+            state.usedToday += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    func recordSuccess() { state.withLock { $0.breaker.recordSuccess() } }
+    func recordFailure(now: Date) { state.withLock { $0.breaker.recordFailure(now: now) } }
+    /// The upstream said its quota is spent until `until`.
+    func quotaExhausted(until: Date) { state.withLock { $0.quotaResetAt = until } }
+
+    static func day(of date: Date) -> Int { Int(date.timeIntervalSince1970 / 86_400) }
+    static func nextDay(after date: Date) -> Date { Date(timeIntervalSince1970: Double(day(of: date) + 1) * 86_400) }
+}
+
+/// GETs from one upstream through its gate, with a bounded time and body, and retries with jitter.
+struct UpstreamClient: Sendable {
+    let name: String
+    let settings: UpstreamSettings
+    let keyParameter: String
+    let gate: UpstreamGate
+    let httpClient: HTTPClient
+    let logger: Logger
+
+    /// The status and body of `request`. 2xx and 404 are answers; everything else is an ``UpstreamFailure``.
+    func get(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure) -> (status: Int, body: Data) {
+        var lastFailure = UpstreamFailure.failed("no attempt made")
+        for attempt in 1...max(1, settings.attempts) {
+            if attempt > 1 {
+                // Full jitter: replicas retrying together do not hammer a recovering upstream in step.
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
+            }
+            try gate.admit(now: Date())
+            do {
+                let result = try await once(request, requestID: requestID)
+                gate.recordSuccess()
+                return result
+            } catch let failure {
+                lastFailure = failure
+                switch failure {
+                case .timeout, .failed:
+                    gate.recordFailure(now: Date())
+                    logger.warning("upstream attempt failed", metadata: [
+                        "upstream": "\(name)", "path": "\(request.path)", "attempt": "\(attempt)",
+                        "failure": "\(failure)",
+                    ])
+                    continue
+                default:
+                    throw failure
+                }
+            }
+        }
+        throw lastFailure
+    }
+
+    private func once(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure) -> (status: Int, body: Data) {
+        var outgoing = HTTPClientRequest(url: url(for: request))
+        outgoing.headers.add(name: "Accept", value: "application/json")
+        outgoing.headers.add(name: "User-Agent", value: "favoriteme-catalog-proxy")
+        outgoing.headers.add(name: "X-Request-ID", value: requestID)
+        do {
+            let response = try await httpClient.execute(outgoing, timeout: .init(settings.attemptTimeout))
+            let status = Int(response.status.code)
+            if status == 429 {
+                let reset = response.headers.first(name: "Rate-Limit-Reset").flatMap(Double.init)
+                    .map { Date(timeIntervalSince1970: $0 / 1000) }  // epoch milliseconds
+                let until = reset.flatMap { $0 > Date() ? $0 : nil } ?? Date().addingTimeInterval(1)
+                gate.quotaExhausted(until: until)
+                throw UpstreamFailure.rateLimited(retryAfter: until.timeIntervalSinceNow)
+            }
+            let body = try await response.body.collect(upTo: settings.maximumBodyBytes)
+            if (400..<500).contains(status) && status != 404 { throw UpstreamFailure.rejected(status) }
+            guard (200..<300).contains(status) || status == 404 else {
+                throw UpstreamFailure.failed("status \(status)")
+            }
+            return (status, Data(body.readableBytesView))
+        } catch let failure as UpstreamFailure {
+            throw failure
+        } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
+            throw .timeout
+        } catch is NIOTooManyBytesError {
+            throw .malformedBody
+        } catch {
+            throw .failed("\(type(of: error))")
+        }
+    }
+
+    /// Base URL from configuration, path from the source, query values percent-encoded, then the key.
+    func url(for request: UpstreamRequest) -> String {
+        var items = request.query
+        if let key = settings.apiKey { items.append(.init(name: keyParameter, value: key)) }
+        let query = items.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
+        let base = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL
+        return base + request.path + (query.isEmpty ? "" : "?" + query)
+    }
+
+    private static let unreserved = CharacterSet(charactersIn:
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+}
