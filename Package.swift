@@ -116,6 +116,19 @@ let package = Package(
         ])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
         + [
+            // Ticketmaster and Rijksmuseum stand-in serving the recorded fixtures (tests and the keyless stack).
+            .target(
+                name: "ReplayUpstream",
+                dependencies: [hummingbird, .product(name: "NIOCore", package: "swift-nio")],
+                path: "Tools/ReplayUpstream",
+                swiftSettings: strictSettings
+            ),
+            .executableTarget(
+                name: "replay-upstream",
+                dependencies: ["ReplayUpstream", hummingbird, argumentParser],
+                path: "Tools/replay-upstream",
+                swiftSettings: strictSettings
+            ),
             // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.
             .executableTarget(
                 name: "postgres-bench",
@@ -147,8 +160,8 @@ let package = Package(
             .testTarget(
                 name: "CatalogProxyTests",
                 dependencies: [
-                    "CatalogProxy", "ServiceKit", "TestSupport", "Contracts", hummingbird, hummingbirdTesting, logging,
-                    httpClient, .product(name: "NIOCore", package: "swift-nio"),
+                    "CatalogProxy", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
+                    hummingbirdTesting, logging, httpClient, jwtKit, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/CatalogProxyTests",
                 swiftSettings: strictSettings

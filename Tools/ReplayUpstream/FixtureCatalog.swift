@@ -1,0 +1,141 @@
+import Foundation
+
+/// The recorded Ticketmaster and Rijksmuseum responses, loaded once, and the answers built from them.
+///
+/// Recorded requests are answered with their recorded bodies; other searches are answered from the pool of
+/// recorded events and artworks (so a keyless local stack can search any city or name the recordings cover); other
+/// ids get the upstream's own "not found".
+struct FixtureCatalog: Sendable {
+    /// A recorded object, with what the synthesized searches match on.
+    struct Recorded: Sendable {
+        var id: String
+        /// Folded text a search must equal (a venue city) or contain (a name).
+        var place: String
+        var text: String
+        var json: Data
+    }
+
+    let root: URL
+    let events: [Recorded]
+    let artworks: [Recorded]
+
+    init(root: URL) throws {
+        self.root = root
+        var events: [Recorded] = []
+        for file in try Self.files(root, "ticketmaster") where !file.contains("detail") && !file.contains("images") {
+            let body = try Self.object(try Self.body(root, file))
+            for case let event as [String: Any] in (body["_embedded"] as? [String: Any])?["events"] as? [Any] ?? [] {
+                guard let id = event["id"] as? String, !events.contains(where: { $0.id == id }) else { continue }
+                let venue = ((event["_embedded"] as? [String: Any])?["venues"] as? [Any])?.first as? [String: Any]
+                let city = (venue?["city"] as? [String: Any])?["name"] as? String ?? ""
+                events.append(Recorded(id: id, place: Self.fold(city), text: Self.fold(event["name"] as? String ?? ""),
+                                       json: try JSONSerialization.data(withJSONObject: event)))
+            }
+        }
+        var artworks: [Recorded] = []
+        for file in try Self.files(root, "rijksmuseum/legacy") where !file.contains("detail") {
+            let body = try Self.object(try Self.body(root, file))
+            for case let art as [String: Any] in body["artObjects"] as? [Any] ?? [] {
+                guard let number = art["objectNumber"] as? String, !artworks.contains(where: { $0.id == number })
+                else { continue }
+                let text = "\(art["title"] as? String ?? "") \(art["principalOrFirstMaker"] as? String ?? "")"
+                artworks.append(Recorded(id: number, place: "", text: Self.fold(text),
+                                         json: try JSONSerialization.data(withJSONObject: art)))
+            }
+        }
+        self.events = events
+        self.artworks = artworks
+    }
+
+    /// `[a,b,…]` from already-encoded JSON values.
+    static func array(_ elements: [Data]) -> String {
+        "[" + elements.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ",") + "]"
+    }
+
+    // MARK: Ticketmaster
+
+    func ticketmasterSearch(city: String?, keyword: String?, page: Int, size: Int) throws -> (Int, Data) {
+        if page * size >= 1000 {
+            return (400, Data(#"{"errors":[{"code":"DIS1035","detail":"API Limits Exceeded: Max paging depth exceeded. (page * size) must be less than 1,000","status":"400"}]}"#.utf8))
+        }
+        let city = city.map(Self.fold), keyword = keyword.map(Self.fold)
+        if city == "san francisco", keyword == nil || keyword == "lady gaga", page == 0 {
+            return (200, try Self.body(root, "ticketmaster/apguan-events-sanfrancisco-ladygaga.json"))
+        }
+        let matches = events.filter { event in
+            (city == nil || event.place == city) && (keyword == nil || event.text.contains(keyword!))
+        }
+        let slice = Array(matches.dropFirst(page * size).prefix(size))
+        let pages = (matches.count + size - 1) / max(size, 1)
+        let meta = #""page":{"size":\#(size),"totalElements":\#(matches.count),"totalPages":\#(pages),"number":\#(page)}"#
+        let embedded = slice.isEmpty ? "" : #""_embedded":{"events":\#(Self.array(slice.map(\.json)))},"#
+        return (200, Data("{\(embedded)\(meta)}".utf8))
+    }
+
+    func ticketmasterEvent(id: String) throws -> (Int, Data) {
+        switch id {
+        case "vv17FZfdGkSrrMju": return (200, try Self.body(root, "ticketmaster/sdkjs-v2-event-detail-200.nock.json"))
+        case "G5diZfkn0B-bh": return (200, try Self.body(root, "ticketmaster/tmdocs-v2-event-detail-G5diZfkn0B-bh.json"))
+        default:
+            if let event = events.first(where: { $0.id == id }) { return (200, event.json) }
+            let detail = "Resource not found with provided criteria (locale=en-us, id=\(id))"
+            let body: [String: Any] = ["errors": [["code": "DIS1004", "detail": detail, "status": "404"]]]
+            return (404, try JSONSerialization.data(withJSONObject: body))
+        }
+    }
+
+    // MARK: Rijksmuseum
+
+    func rijksmuseumSearch(query: String?, page: Int, size: Int) throws -> (Int, Data) {
+        let query = query.map(Self.fold)
+        if query == "monet", page <= 1 { return (200, try Self.body(root, "rijksmuseum/legacy/jayesh-art_objects_list_1.json")) }
+        if query == "monet", page == 2 { return (200, try Self.body(root, "rijksmuseum/legacy/jayesh-art_objects_list_2.json")) }
+        let matches = artworks.filter { query == nil || $0.text.contains(query!) }
+        let first = max(page - 1, 0) * size  // pages count from 1; 0 is the first page too
+        let slice = Array(matches.dropFirst(first).prefix(size))
+        return (200, Data(#"{"count":\#(matches.count),"artObjects":\#(Self.array(slice.map(\.json)))}"#.utf8))
+    }
+
+    func rijksmuseumObject(number: String) throws -> (Int, Data) {
+        switch number {
+        case "SK-C-5": return (200, try Self.body(root, "rijksmuseum/legacy/tanyaburke-detail-SK-C-5-en.json"))
+        case "NG-MC-807":
+            return (200, try Self.body(root, "rijksmuseum/legacy/kyrillosgait-collection-item-details-NG-MC-807.json"))
+        default:
+            // A recorded summary stands in for its detail; an unknown number gets the API's own answer: 200 with a
+            // null object.
+            let object = artworks.first { $0.id == number }.map { String(decoding: $0.json, as: UTF8.self) } ?? "null"
+            return (200, Data(#"{"elapsedMilliseconds":0,"artObject":\#(object),"artObjectPage":null}"#.utf8))
+        }
+    }
+
+    // MARK: Files
+
+    /// A fixture's HTTP body; nock recordings wrap it as `[{status, response, …}]`.
+    static func body(_ root: URL, _ path: String) throws -> Data {
+        let data = try Data(contentsOf: root.appending(path: path))
+        guard path.hasSuffix(".nock.json"),
+              let recording = (try JSONSerialization.jsonObject(with: data) as? [[String: Any]])?.first,
+              let response = recording["response"]
+        else { return data }
+        return try JSONSerialization.data(withJSONObject: response)
+    }
+
+    static func object(_ data: Data) throws -> [String: Any] {
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw ReplayError.notAnObject
+        }
+        return object
+    }
+
+    static func files(_ root: URL, _ directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: root.appending(path: directory).path())
+            .filter { $0.hasSuffix(".json") }.sorted().map { "\(directory)/\($0)" }
+    }
+
+    static func fold(_ text: String) -> String {
+        text.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+}
+
+enum ReplayError: Error { case notAnObject }

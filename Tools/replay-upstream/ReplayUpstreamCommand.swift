@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import ReplayUpstream
+
+/// Serves the recorded Ticketmaster and Rijksmuseum responses on one port, for the keyless local stack.
+@main
+struct ReplayUpstreamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay-upstream",
+        abstract: "Ticketmaster and Rijksmuseum stand-in answering from ../shared/fixtures (see Tools/ReplayUpstream)."
+    )
+
+    @Option(help: "Address to bind.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on.") var port = 8090
+    @Option(help: "The fixtures directory.") var fixtures = "../shared/fixtures"
+
+    func run() async throws {
+        let replay = try ReplayUpstream(fixtures: URL(filePath: fixtures))
+        let router = Router()
+        replay.addRoutes(to: router)
+        router.get("/health") { _, _ in "ok" }
+        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port)))
+        try await app.runService()
+    }
+}
