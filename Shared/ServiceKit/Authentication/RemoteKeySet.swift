@@ -38,7 +38,9 @@ public actor RemoteKeySet: VerificationKeys {
         let now = ContinuousClock.now
         let fresh = fetchedAt.map { now - $0 < maximumAge } ?? false
         let mayFetch = attemptedAt.map { now - $0 >= refetchInterval } ?? true
-        if (!fresh || !kids.contains(kid)) && mayFetch {
+        if let inFlight {
+            await inFlight.value  // a fetch is under way: its answer is the freshest there will be
+        } else if (!fresh || !kids.contains(kid)) && mayFetch {
             await refresh()
         }
         if fetchedAt == nil {

@@ -1,0 +1,177 @@
+@testable import CatalogProxy
+import Contracts
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import ReplayUpstream
+import Testing
+
+/// catalog-proxy through real HTTP to the replay upstream: caching, coalescing, failures, and input that must never
+/// reach an upstream.
+@Suite struct CatalogHTTPTests {
+    @Test func aCitySearchIsServedThenCachedAndRevalidatedByETag() async throws {
+        try await CatalogHarness.withCatalog { api in
+            let first = try await api.get("/v1/catalog/ticketmaster/items?q=San%20Francisco")
+            #expect(first.status == .ok)
+            #expect(first.headers[.xCache] == "miss")
+            let page = try first.decode(CatalogPage.self)
+            #expect(page.items.first?.id == "G5vYZfNi53_zo")
+            #expect(page.items.allSatisfy { $0.experience == .ticketmaster })
+            let etag = try #require(first.headers[.eTag])
+            #expect(first.headers[.cacheControl] == "private, max-age=60")
+
+            let second = try await api.get("/v1/catalog/ticketmaster/items?q=san%20francisco")
+            #expect(second.headers[.xCache] == "hit")
+            #expect(second.headers[.eTag] == etag)
+            let notModified = try await api.get("/v1/catalog/ticketmaster/items?q=San%20Francisco",
+                                                headers: [.ifNoneMatch: etag])
+            #expect(notModified.status == .notModified)
+            #expect(api.upstreamCalls == 1)
+            // The key went upstream (redacted in the log), the caller's token did not.
+            let call = try #require(api.replay.requestLog.first)
+            #expect(call.query["apikey"] == "<redacted>")
+            #expect(call.query["city"] == "San Francisco")
+        }
+    }
+
+    @Test func detailsOfBothSourcesAreNormalized() async throws {
+        try await CatalogHarness.withCatalog { api in
+            let event = try await api.get("/v1/catalog/ticketmaster/items/G5diZfkn0B-bh").decode(CatalogItem.self)
+            #expect(event.event?.priceRanges?.first?.min == 80)
+            #expect(event.event?.ticketURL != nil)
+            let art = try await api.get("/v1/catalog/rijksmuseum/items/sk-c-5").decode(CatalogItem.self)
+            #expect(art.id == "SK-C-5")
+            #expect(art.artwork?.plaqueDescription?.isEmpty == false)
+            #expect(art.artwork?.dating == "1642")
+            let search = try await api.get("/v1/catalog/rijksmuseum/items?q=monet&limit=10").decode(CatalogPage.self)
+            #expect(search.items.count == 10)
+            let next = try #require(search.nextCursor)
+            let second = try await api.get("/v1/catalog/rijksmuseum/items?q=monet&limit=10&cursor=\(next)")
+                .decode(CatalogPage.self)
+            #expect(Set(second.items.map(\.id)).isDisjoint(with: search.items.map(\.id)))
+        }
+    }
+
+    @Test func unknownItemsAre404s() async throws {
+        try await CatalogHarness.withCatalog { api in
+            for path in ["/v1/catalog/ticketmaster/items/unknown-id", "/v1/catalog/rijksmuseum/items/SK-X-999999"] {
+                let response = try await api.get(path)
+                #expect(response.status == .notFound, "\(path)")
+                #expect(response.problem?.type == .notFound)
+            }
+            #expect(try await api.get("/v1/catalog/netflix/items?q=x").status == .notFound)
+        }
+    }
+
+    @Test func concurrentIdenticalMissesMakeOneUpstreamRequest() async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(delayMs: 300, times: 1))
+            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<10 { group.addTask { try await api.get("/v1/catalog/ticketmaster/items?q=Chicago").status } }
+                for try await status in group { #expect(status == .ok) }
+            }
+            #expect(api.upstreamCalls == 1)
+        }
+    }
+
+    @Test func theLastGoodCopyIsServedWhenTheUpstreamFails() async throws {
+        try await CatalogHarness.withCatalog(environment: ["CATALOG_SEARCH_TTL_SECONDS": "1"]) { api in
+            let good = try await api.get("/v1/catalog/ticketmaster/items?q=Denver")
+            #expect(good.status == .ok)
+            try await Task.sleep(for: .milliseconds(2100))  // past the TTL and the revalidation window
+            api.replay.inject(.init(status: 500))
+            let stale = try await api.get("/v1/catalog/ticketmaster/items?q=Denver")
+            #expect(stale.status == .ok)
+            #expect(stale.headers[.xCache] == "stale")
+            #expect(stale.body == good.body)
+            // Nothing cached for this search: the failure shows.
+            let failed = try await api.get("/v1/catalog/ticketmaster/items?q=Houston")
+            #expect(failed.status == .badGateway)
+            #expect(failed.problem?.type == .upstreamBadResponse)
+        }
+    }
+
+    @Test func aSlowUpstreamIsA504() async throws {
+        try await CatalogHarness.withCatalog(environment: ["UPSTREAM_TIMEOUT_MS": "200"]) { api in
+            api.replay.inject(.init(delayMs: 1000))
+            let response = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(response.status == .gatewayTimeout)
+            #expect(response.problem?.type == .upstreamTimeout)
+        }
+    }
+
+    @Test func repeatedFailuresOpenTheBreakerAndStopCallingTheUpstream() async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(status: 503))
+            for city in ["A", "B", "C", "D", "E"] {
+                #expect(try await api.get("/v1/catalog/ticketmaster/items?q=\(city)").status == .badGateway)
+            }
+            let open = try await api.get("/v1/catalog/ticketmaster/items?q=F")
+            #expect(open.status == .serviceUnavailable)
+            #expect(open.problem?.type == .upstreamUnavailable)
+            #expect(open.headers[.retryAfter] != nil)
+            #expect(api.upstreamCalls == 5)
+            // The other source has its own breaker.
+            #expect(try await api.get("/v1/catalog/rijksmuseum/items?q=monet").status == .badGateway)
+        }
+    }
+
+    @Test func anUpstream429IsA503WithRetryAfterAndPausesCalls() async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(status: 429, times: 1))
+            let limited = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(limited.status == .serviceUnavailable)
+            #expect(limited.problem?.type == .upstreamRateLimited)
+            #expect(limited.headers[.retryAfter] != nil)
+        }
+    }
+
+    @Test(arguments: [ReplayUpstream.Fault.Body.malformed, .html, .truncated])
+    func aBrokenBodyIsA502(_ body: ReplayUpstream.Fault.Body) async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(body: body))
+            let response = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(response.status == .badGateway)
+            #expect(response.problem?.type == .upstreamBadResponse)
+        }
+    }
+
+    @Test func hostilePathsAndQueriesNeverReachAnUpstream() async throws {
+        try await CatalogHarness.withCatalog { api in
+            let paths = [
+                "/v1/catalog/ticketmaster/items/..%2F..%2Fadmin", "/v1/catalog/ticketmaster/items/a%2Fb",
+                "/v1/catalog/ticketmaster/items/https:%2F%2Fevil.example", "/v1/catalog/ticketmaster/items/x%0D%0AHost:evil",
+                "/v1/catalog/rijksmuseum/items/SK-C-5%3Fkey%3Dmine", "/v1/catalog/rijksmuseum/items/..",
+                "/v1/catalog/ticketmaster/items?q=", "/v1/catalog/ticketmaster/items?q=\(String(repeating: "x", count: 101))",
+                "/v1/catalog/ticketmaster/items?q=x&cursor=not-a-cursor",
+                "/v1/catalog/ticketmaster/items?q=x&limit=-1",
+                "/v1/catalog/ticketmaster/items?q=x&limit=50&cursor=\(PageCursor(page: 20).encoded)",
+            ]
+            for path in paths {
+                let response = try await api.get(path)
+                #expect((400..<500).contains(Int(response.status.code)), "\(path) → \(response.status)")
+                #expect(response.headers[.contentType] == ProblemDetails.mediaType, "\(path)")
+            }
+            #expect(api.upstreamCalls == 0)
+        }
+    }
+
+    @Test func searchAndDetailNeedASignedInUser() async throws {
+        try await CatalogHarness.withCatalog { api in
+            let anonymous = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago", token: .some(nil))
+            #expect(anonymous.status == .unauthorized)
+            #expect(try await api.get("/v1/catalog/experiences", token: .some(nil)).status == .ok)
+            #expect(api.upstreamCalls == 0)
+        }
+    }
+
+    @Test func oneUserCannotSpendEveryonesBudget() async throws {
+        try await CatalogHarness.withCatalog(environment: ["CATALOG_USER_RATE_PER_SECOND": "1"]) { api in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<6 { statuses.append(try await api.get("/v1/catalog/ticketmaster/items?q=Chicago").status) }
+            #expect(statuses.contains(.tooManyRequests))
+            let other = try await CatalogHarness.token()
+            #expect(try await api.get("/v1/catalog/ticketmaster/items?q=Chicago", token: .some(other)).status == .ok)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+@testable import CatalogProxy
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import NIOCore
+import ReplayUpstream
+import ServiceKit
+import TestSupport
+import Testing
+
+/// catalog-proxy against real HTTP peers: one local server plays both upstreams (the replay of the recorded
+/// fixtures) and auth-service's key set and revocation list (signed with a test key).
+struct CatalogHarness: Sendable {
+    let client: any TestClientProtocol
+    let replay: ReplayUpstream
+    let token: String
+
+    static let signingKey = try! EdDSA.PrivateKey()
+
+    @discardableResult
+    func get(_ path: String, token: String?? = nil, headers: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = headers
+        if let bearer = token ?? self.token { headers[.authorization] = "Bearer \(bearer)" }
+        return try await client.execute(uri: path, method: .get, headers: headers) { $0 }
+    }
+
+    /// Upstream requests the replay server received (control calls are not logged).
+    var upstreamCalls: Int { replay.requestLog.count }
+
+    static func withCatalog(
+        environment: [String: String] = [:], _ test: @escaping @Sendable (CatalogHarness) async throws -> Void
+    ) async throws {
+        let replay = try ReplayUpstream(fixtures: Fixtures.root)
+        let peers = Router()
+        replay.addRoutes(to: peers)
+        let jwks = try JSONEncoder().encode(JWKS(keys: [JWK.octetKeyPair(
+            .eddsa, identifier: "test-key", x: signingKey.publicKey.rawRepresentation.base64URLEncodedString(),
+            y: nil, curve: .ed25519)]))
+        peers.get("/.well-known/jwks.json") { _, _ in Data(jwks).jsonResponse() }
+        peers.get("/v1/auth/revocations") { _, _ in
+            Data(#"{"sessionIds":[],"windowSeconds":965}"#.utf8).jsonResponse()
+        }
+        peers.get("/v1/auth/health/live") { _, _ in "ok" }
+        try await Application(router: peers).test(.live) { peerClient in
+            let base = "http://127.0.0.1:\(peerClient.port!)"
+            try await withTestDatabase { database in
+                let reader = testConfigReader(databaseURL: database.connectionString, environment: [
+                    "AUTH_URL": base, "TICKETMASTER_URL": base, "RIJKSMUSEUM_URL": base,
+                    "TICKETMASTER_API_KEY": "test-ticketmaster-key", "RIJKSMUSEUM_API_KEY": "test-rijks-key",
+                    "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "1000",
+                ].merging(environment) { _, override in override })
+                let app = try await buildApplication(reader: reader)
+                try await app.test(.router) { client in
+                    try await test(CatalogHarness(client: client, replay: replay, token: try await token()))
+                }
+            }
+        }
+    }
+
+    static func token(user: UUID = UUID()) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(eddsa: signingKey, kid: "test-key")
+        return try await keys.sign(AccessTokenClaims(
+            user: AuthenticatedUser(userID: user, sessionID: UUID()), issuedAt: Date(), lifetime: 600, policy: .standard
+        ), kid: "test-key")
+    }
+}
+
+extension TestResponse {
+    func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
+        try ServiceJSON.decoder.decode(type, from: Data(body.readableBytesView))
+    }
+
+    var problem: ProblemDetails? { try? decode(ProblemDetails.self) }
+}
