@@ -1,0 +1,145 @@
+@testable import CatalogProxy
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class ManualClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+/// Counts calls from concurrent tasks.
+final class CallCounter: Sendable {
+    private let calls = Atomic<Int>(0)
+    var count: Int { calls.load(ordering: .relaxed) }
+    @discardableResult func increment() -> Int { calls.add(1, ordering: .relaxed).newValue }
+}
+
+@Suite struct ResponseCacheTests {
+    let policy = CachePolicy(ttl: 10, staleWhileRevalidate: 10, staleIfError: 100)
+    struct Down: Error {}
+
+    static func body(_ text: String, size: Int = 0) -> CachedBody {
+        CachedBody(body: Data((text + String(repeating: " ", count: size)).utf8))
+    }
+
+    @Test func hitsWithinTheTTLThenRevalidatesInTheBackground() async throws {
+        let clock = ManualClock()
+        let cache = ResponseCache(capacityBytes: 1 << 20, now: { clock.now })
+        let loads = CallCounter()
+        let load: @Sendable () async throws -> CachedBody = { Self.body("v\(loads.increment())") }
+        #expect(try await cache.value(for: "k", policy: policy, load: load).freshness == .miss)
+        clock.advance(9)
+        let hit = try await cache.value(for: "k", policy: policy, load: load)
+        #expect(hit.freshness == .hit)
+        #expect(hit.age == 9)
+        #expect(hit.remainingTTL == 1)
+        clock.advance(2)
+        let revalidating = try await cache.value(for: "k", policy: policy, load: load)
+        #expect(revalidating.freshness == .revalidating)
+        #expect(revalidating.value == Self.body("v1"))  // served at once, the old copy
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(loads.count == 2)
+        #expect(try await cache.value(for: "k", policy: policy, load: load).value == Self.body("v2"))
+    }
+
+    @Test func staleIfErrorThenTheErrorOnceTooOld() async throws {
+        let clock = ManualClock()
+        let cache = ResponseCache(capacityBytes: 1 << 20, now: { clock.now })
+        _ = try await cache.value(for: "k", policy: policy) { Self.body("good") }
+        clock.advance(50)
+        let stale = try await cache.value(for: "k", policy: policy) { throw Down() }
+        #expect(stale.freshness == .stale)
+        #expect(stale.value == Self.body("good"))
+        clock.advance(60)
+        await #expect(throws: Down.self) { try await cache.value(for: "k", policy: policy) { throw Down() } }
+    }
+
+    @Test func concurrentMissesShareOneLoad() async throws {
+        let cache = ResponseCache(capacityBytes: 1 << 20)
+        let loads = CallCounter()
+        let policy = policy
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    _ = try await cache.value(for: "k", policy: policy) {
+                        loads.increment()
+                        try await Task.sleep(for: .milliseconds(100))
+                        return Self.body("once")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(loads.count == 1)
+    }
+
+    @Test func evictsTheLeastRecentlyUsedToStayWithinItsBytes() async throws {
+        let cache = ResponseCache(capacityBytes: 3 * (1000 + 256))
+        for key in ["a", "b", "c"] {
+            _ = try await cache.value(for: key, policy: policy) { Self.body(key, size: 999) }
+        }
+        _ = try await cache.value(for: "a", policy: policy) { Self.body("a", size: 999) }  // a is now the newest
+        _ = try await cache.value(for: "d", policy: policy) { Self.body("d", size: 999) }
+        #expect(await cache.recency() == ["c", "a", "d"])
+        #expect(await cache.usedBytes <= cache.capacityBytes)
+        _ = try await cache.value(for: "huge", policy: policy) { Self.body("h", size: 10_000) }
+        #expect(await cache.count == 3)  // larger than the whole cache: served, never stored
+    }
+}
+
+@Suite struct UpstreamLimitsTests {
+    let start = Date(timeIntervalSince1970: 5_000_000)
+
+    @Test func theBucketAllowsItsBurstThenItsRate() {
+        var bucket = TokenBucket(rate: 5, burst: 5, now: start)
+        for _ in 0..<5 { #expect(bucket.take(now: start) == nil) }
+        let wait = bucket.take(now: start) ?? 0
+        #expect(abs(wait - 0.2) < 0.001)
+        #expect(bucket.take(now: start.addingTimeInterval(0.2)) == nil)
+    }
+
+    @Test func theBreakerOpensHalfOpensAndCloses() {
+        var breaker = CircuitBreaker(threshold: 3, cooldown: 30)
+        for _ in 0..<2 { breaker.recordFailure(now: start) }
+        #expect(breaker.admit(now: start) == nil)
+        breaker.recordFailure(now: start)
+        #expect(breaker.admit(now: start.addingTimeInterval(10)) == 20)
+        #expect(breaker.admit(now: start.addingTimeInterval(30)) == nil)  // the trial call
+        #expect(breaker.admit(now: start.addingTimeInterval(31)) != nil)  // only one at a time
+        breaker.recordFailure(now: start.addingTimeInterval(31))
+        #expect(breaker.admit(now: start.addingTimeInterval(40)) != nil)  // reopened
+        #expect(breaker.admit(now: start.addingTimeInterval(61)) == nil)
+        breaker.recordSuccess()
+        #expect(breaker.admit(now: start.addingTimeInterval(62)) == nil)
+        #expect(breaker.state == .closed)
+    }
+
+    @Test func theGateEnforcesTheDailyQuota() throws {
+        let settings = UpstreamSettings(
+            baseURL: "https://example.invalid", apiKey: nil, requestsPerSecond: 100, burst: 100, dailyQuota: 3,
+            attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 5, breakerCooldown: 30, maximumBodyBytes: 1024)
+        let gate = UpstreamGate(settings: settings, now: start)
+        for _ in 0..<3 { try gate.admit(now: start) }
+        #expect(throws: UpstreamFailure.self) { try gate.admit(now: start) }
+        try gate.admit(now: UpstreamGate.nextDay(after: start))  // a new UTC day
+    }
+
+    @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() {
+        let client = UpstreamClient(
+            name: "t", settings: UpstreamSettings(
+                baseURL: "https://app.ticketmaster.com/", apiKey: "k&y", requestsPerSecond: 1, burst: 1, dailyQuota: nil,
+                attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 1, breakerCooldown: 1, maximumBodyBytes: 1),
+            keyParameter: "apikey", gate: UpstreamGate(settings: .init(
+                baseURL: "", apiKey: nil, requestsPerSecond: 1, burst: 1, dailyQuota: nil, attemptTimeout: .seconds(1),
+                attempts: 1, breakerThreshold: 1, breakerCooldown: 1, maximumBodyBytes: 1)),
+            httpClient: .shared, logger: .init(label: "t"))
+        let url = client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
+        #expect(url.hasPrefix("https://app.ticketmaster.com/discovery/v2/events.json?city=a%26b%3Dc%2F..%2F%40evil.com%23x&"))
+        #expect(url.hasSuffix("&apikey=k%26y"))
+    }
+}
