@@ -77,6 +77,16 @@ import Testing
         #expect(!results.items.contains { $0.subtitle?.contains("  ") == true || $0.subtitle?.hasSuffix(" ") == true })
     }
 
+    @Test func anEventWithoutPricesIsServedWithoutThem() throws {
+        let search = try JSONSerialization.jsonObject(with: Fixtures.body(
+            "ticketmaster/sdkjs-v2-events-search-200.nock.json")) as? [String: Any]
+        let events = (search?["_embedded"] as? [String: Any])?["events"] as? [[String: Any]] ?? []
+        let withoutPrices = try #require(events.first { $0["priceRanges"] == nil })
+        let item = try #require(try source.decodeDetail(JSONSerialization.data(withJSONObject: withoutPrices)))
+        #expect(item.event?.priceRanges == nil)
+        #expect(item.event?.ticketURL != nil)
+    }
+
     @Test func theTimeZoneFallsBackToTheVenue() throws {
         let results = try source.decodeSearch(
             Fixtures.body("ticketmaster/zachbrown12-events-countryCode-US.json"), page: 0, pageSize: 20)
