@@ -136,6 +136,16 @@ import Testing
         }
     }
 
+    @Test(arguments: [301, 302, 307])
+    func redirectsAreNeverFollowed(_ status: Int) async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(status: status))
+            let response = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(response.status == .badGateway)
+            #expect(api.replay.requestLog.map(\.path) == ["/discovery/v2/events.json"])
+        }
+    }
+
     @Test func hostilePathsAndQueriesNeverReachAnUpstream() async throws {
         try await CatalogHarness.withCatalog { api in
             let paths = [

@@ -26,7 +26,7 @@ public final class ReplayUpstream: Sendable {
         public var pathPrefix: String?
         /// Wait this long before answering.
         public var delayMs: Int?
-        /// Answer with this status (429 and 5xx get bodies shaped like the upstream's).
+        /// Answer with this status (429 and 5xx get bodies shaped like the upstream's; 3xx a `Location`).
         public var status: Int?
         public var body: Body?
         /// How many requests it applies to; until cleared when absent.
@@ -71,6 +71,10 @@ public final class ReplayUpstream: Sendable {
             return .created
         }
         router.delete("/__replay/faults") { _, _ in self.clearFaults(); return HTTPResponse.Status.noContent }
+        router.get("/__replay/redirected") { request, _ in
+            self.requests.withLock { $0.append(LoggedRequest(method: "GET", path: request.uri.path, query: [:])) }
+            return "followed"
+        }
 
         for path in ["/discovery/v2/events", "/discovery/v2/events.json"] {
             router.get(RouterPath(path)) { request, _ in
@@ -142,7 +146,10 @@ public final class ReplayUpstream: Sendable {
         let body = status == 429
             ? #"{"fault":{"faultstring":"Rate limit quota violation. Quota limit  exceeded.","detail":{"errorcode":"policies.ratelimit.QuotaViolation"}}}"#
             : #"{"error":"replayed upstream failure"}"#
-        return response(status, Data(body.utf8))
+        var response = response(status, Data(body.utf8))
+        // A redirect points somewhere a proxy must never go: a client that follows it is caught by the log.
+        if (300..<400).contains(status) { response.headers[.location] = "/__replay/redirected?to=metadata" }
+        return response
     }
 
     static func response(_ status: Int, _ body: Data, contentType: String = "application/json;charset=utf-8")
