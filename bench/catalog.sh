@@ -45,6 +45,7 @@ stop_processes() {
     local pid
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
+    [[ -n "${nginx_dir:-}" ]] && rm -rf "$nginx_dir"
 }
 BENCH_CLEANUP=stop_processes
 
@@ -53,7 +54,8 @@ wait_ready() { # url log
         curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
         sleep 0.5
     done
-    die "$1 did not answer; see $2"
+    cat "$2" >&2
+    die "$1 did not answer"
 }
 
 "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures" >"$BENCH_WORK/replay.log" 2>&1 &
@@ -76,22 +78,25 @@ token="$(curl -sS -X POST "http://127.0.0.1:$auth_port/v1/auth/signup" -H 'Conte
 [[ -n "$token" ]] || die "sign-up failed"
 path="/v1/catalog/ticketmaster/items?q=Chicago&limit=5"
 
-mkdir -p "$BENCH_WORK/nginx/cache" "$BENCH_WORK/nginx/temp"
-chmod -R 777 "$BENCH_WORK/nginx"
-cat >"$BENCH_WORK/nginx/nginx.conf" <<NGINX
+# Outside BENCH_WORK (owned by postgres, mode 700): nginx's workers run as an unprivileged user and must reach it.
+nginx_dir="$(mktemp -d /tmp/favoriteme-bench-nginx-XXXXXX)"
+mkdir -p "$nginx_dir/cache" "$nginx_dir/temp"
+chmod -R 777 "$nginx_dir"
+chmod 755 "$nginx_dir"
+cat >"$nginx_dir/nginx.conf" <<NGINX
 worker_processes 2;
-pid $BENCH_WORK/nginx/nginx.pid;
-error_log $BENCH_WORK/nginx/error.log warn;
+pid $nginx_dir/nginx.pid;
+error_log $nginx_dir/error.log warn;
 events { worker_connections 1024; }
 http {
     access_log off;
-    client_body_temp_path $BENCH_WORK/nginx/temp;
-    proxy_temp_path $BENCH_WORK/nginx/temp;
-    fastcgi_temp_path $BENCH_WORK/nginx/temp;
-    uwsgi_temp_path $BENCH_WORK/nginx/temp;
-    scgi_temp_path $BENCH_WORK/nginx/temp;
+    client_body_temp_path $nginx_dir/temp;
+    proxy_temp_path $nginx_dir/temp;
+    fastcgi_temp_path $nginx_dir/temp;
+    uwsgi_temp_path $nginx_dir/temp;
+    scgi_temp_path $nginx_dir/temp;
     open_file_cache max=1000 inactive=60s;
-    proxy_cache_path $BENCH_WORK/nginx/cache keys_zone=bench:10m;
+    proxy_cache_path $nginx_dir/cache keys_zone=bench:10m;
     upstream catalog { server 127.0.0.1:$catalog_port; keepalive 32; }
     server {
         listen 127.0.0.1:$nginx_port;
@@ -107,7 +112,7 @@ http {
     }
 }
 NGINX
-nginx -p "$BENCH_WORK/nginx" -c "$BENCH_WORK/nginx/nginx.conf" -g 'daemon off;' 2>"$BENCH_WORK/nginx/start.log" &
+nginx -p "$nginx_dir" -c "$nginx_dir/nginx.conf" -g 'daemon off;' 2>"$nginx_dir/start.log" &
 pids+=($!)
 sleep 0.5
 
@@ -115,7 +120,7 @@ auth_header="Authorization: Bearer $token"
 curl -fsS -o /dev/null -H "$auth_header" "http://127.0.0.1:$catalog_port$path"  # warm catalog-proxy's cache
 curl -fsS -o /dev/null -H "$auth_header" "http://127.0.0.1:$nginx_port$path"    # warm nginx's cache
 [[ "$(curl -fsS -o /dev/null -w '%{http_code}' -H "$auth_header" "http://127.0.0.1:$nginx_port$path")" == 200 ]] ||
-    die "nginx does not answer; see $BENCH_WORK/nginx/error.log"
+    die "nginx does not answer; see $nginx_dir/error.log"
 bytes="$(curl -fsS -H "$auth_header" "http://127.0.0.1:$catalog_port$path" | wc -c)"
 
 figures() {

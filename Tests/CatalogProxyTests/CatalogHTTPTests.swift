@@ -100,6 +100,26 @@ import Testing
         }
     }
 
+    @Test func aBodyThatTricklesIsCutOffByTheDeadline() async throws {
+        try await CatalogHarness.withCatalog(environment: ["UPSTREAM_TIMEOUT_MS": "500"]) { api in
+            api.replay.inject(.init(body: .trickle))
+            // The body alone would take over a minute and keeps bytes flowing (no read timeout fires): only the
+            // deadline on the whole attempt turns it into a 504.
+            let response = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(response.status == .gatewayTimeout)
+        }
+    }
+
+    @Test func anItemTheUpstreamNoLongerHasIsNotServedStale() async throws {
+        try await CatalogHarness.withCatalog(environment: ["CATALOG_DETAIL_TTL_SECONDS": "1"]) { api in
+            #expect(try await api.get("/v1/catalog/ticketmaster/items/G5diZfkn0B-bh").status == .ok)
+            try await Task.sleep(for: .milliseconds(2100))
+            api.replay.inject(.init(status: 404))
+            let gone = try await api.get("/v1/catalog/ticketmaster/items/G5diZfkn0B-bh")
+            #expect(gone.status == .notFound)
+        }
+    }
+
     @Test func repeatedFailuresOpenTheBreakerAndStopCallingTheUpstream() async throws {
         try await CatalogHarness.withCatalog { api in
             api.replay.inject(.init(status: 503))
@@ -155,7 +175,7 @@ import Testing
                 "/v1/catalog/ticketmaster/items?q=", "/v1/catalog/ticketmaster/items?q=\(String(repeating: "x", count: 101))",
                 "/v1/catalog/ticketmaster/items?q=x&cursor=not-a-cursor",
                 "/v1/catalog/ticketmaster/items?q=x&limit=-1",
-                "/v1/catalog/ticketmaster/items?q=x&limit=50&cursor=\(PageCursor(page: 20).encoded)",
+                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(page: 20, pageSize: 50).encoded)",
             ]
             for path in paths {
                 let response = try await api.get(path)

@@ -21,6 +21,8 @@ public final class ReplayUpstream: Sendable {
             case html
             /// The real status and headers, then half the body and a closed connection.
             case truncated
+            /// The real answer, its body sent 64 bytes every 100 ms: only a deadline on the whole response stops it.
+            case trickle
         }
 
         public var pathPrefix: String?
@@ -121,13 +123,14 @@ public final class ReplayUpstream: Sendable {
         case .malformed: return Self.response(200, Data(#"{"_embedded": {"events": [ {"id": "#.utf8))
         case .html: return Self.response(200, Data("<html><body>Service temporarily unavailable</body></html>".utf8),
                                          contentType: "text/html")
-        case .truncated, .none: break
+        case .truncated, .trickle, .none: break
         }
         guard let apiKey = query[key], !apiKey.isEmpty else {
             return Self.response(401, Data(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#.utf8))
         }
         let (status, body) = try answer(query)
         if fault?.body == .truncated { return Self.truncated(status, body) }
+        if fault?.body == .trickle { return Self.trickled(status, body) }
         return Self.response(status, body)
     }
 
@@ -168,6 +171,22 @@ public final class ReplayUpstream: Sendable {
             body: ResponseBody { writer in
                 try await writer.write(half)
                 throw CancellationError()
+            }
+        )
+    }
+
+    static func trickled(_ status: Int, _ body: Data) -> Response {
+        Response(
+            status: .init(code: status),
+            headers: [.contentType: "application/json;charset=utf-8", .contentLength: String(body.count)],
+            body: ResponseBody { writer in
+                var offset = 0
+                while offset < body.count {
+                    try await writer.write(ByteBuffer(bytes: body[offset..<min(offset + 64, body.count)]))
+                    offset += 64
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                try await writer.finish(nil)
             }
         )
     }

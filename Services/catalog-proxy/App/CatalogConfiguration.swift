@@ -1,4 +1,5 @@
 import Configuration
+import Contracts
 import Foundation
 import ServiceKit
 
@@ -13,8 +14,8 @@ import ServiceKit
 ///   (default 600), `CATALOG_STALE_IF_ERROR_SECONDS` (default 86400)
 /// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×)
 struct CatalogConfiguration: Sendable {
-    var ticketmaster: UpstreamSettings
-    var rijksmuseum: UpstreamSettings
+    /// Per source, by experience.
+    var upstreams: [ExperienceID: UpstreamSettings]
     var cacheBytes: Int
     var searchPolicy: CachePolicy
     var detailPolicy: CachePolicy
@@ -25,19 +26,19 @@ struct CatalogConfiguration: Sendable {
         let timeout = Duration.milliseconds(settings.int("upstream.timeoutMs", default: 3000, in: 100...60_000))
         let attempts = settings.int("upstream.attempts", default: 2, in: 1...5)
         func upstream(_ name: String, url: String, rate: Int, quota: Int?) -> UpstreamSettings {
-            UpstreamSettings(
+            let rate = Double(settings.int("\(name).ratePerSecond", default: rate, in: 1...1000))
+            return UpstreamSettings(
                 baseURL: settings.baseURL("\(name).url", default: url),
                 apiKey: settings.optionalString("\(name).apiKey", isSecret: true),
-                requestsPerSecond: Double(settings.int("\(name).ratePerSecond", default: rate, in: 1...1000)),
-                burst: Double(rate), dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
+                requestsPerSecond: rate, burst: rate, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
                 breakerThreshold: 5, breakerCooldown: 30, maximumBodyBytes: 4 << 20
             )
         }
-        ticketmaster = upstream(
-            "ticketmaster", url: "https://app.ticketmaster.com", rate: 5,
-            quota: settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
-        )
-        rijksmuseum = upstream("rijksmuseum", url: "https://www.rijksmuseum.nl", rate: 10, quota: nil)
+        let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
+        upstreams = [
+            .ticketmaster: upstream("ticketmaster", url: "https://app.ticketmaster.com", rate: 5, quota: ticketmasterQuota),
+            .rijksmuseum: upstream("rijksmuseum", url: "https://www.rijksmuseum.nl", rate: 10, quota: nil),
+        ]
         cacheBytes = settings.int("catalog.cacheMb", default: 64, in: 1...16_384) << 20
         let staleIfError = TimeInterval(settings.int("catalog.staleIfErrorSeconds", default: 86_400,
                                                      in: 0...(30 * 86_400)))
@@ -46,7 +47,7 @@ struct CatalogConfiguration: Sendable {
         // Revalidate in the background for as long again as the TTL: popular searches never wait on the upstream.
         searchPolicy = CachePolicy(ttl: searchTTL, staleWhileRevalidate: searchTTL, staleIfError: staleIfError)
         detailPolicy = CachePolicy(ttl: detailTTL, staleWhileRevalidate: detailTTL, staleIfError: staleIfError)
-        userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1000))
+        userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
         try settings.validate()
     }
 }

@@ -20,8 +20,8 @@ public func buildApplication(reader: ConfigReader) async throws -> ServiceApplic
         guard let authentication = dependencies.authentication else { return }
         var backends: [ExperienceID: Catalog.Backend] = [:]
         for source in CatalogSources.all {
-            let settings = source.experience == .ticketmaster
-                ? catalogConfiguration.ticketmaster : catalogConfiguration.rijksmuseum
+            // Every registered source has settings: CatalogConfiguration reads them per experience.
+            guard let settings = catalogConfiguration.upstreams[source.experience] else { continue }
             let client = UpstreamClient(
                 name: source.experience.rawValue, settings: settings, keyParameter: source.keyParameter,
                 gate: UpstreamGate(settings: settings), httpClient: dependencies.httpClient, logger: dependencies.logger

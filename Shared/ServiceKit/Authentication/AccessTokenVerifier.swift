@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import Synchronization
 
 /// Public keys to check signatures with, looked up by `kid`.
 public protocol VerificationKeys: Sendable {
@@ -18,6 +19,7 @@ public struct AccessTokenVerifier: Sendable {
     let keys: any VerificationKeys
     let revocations: any SessionRevocations
     let policy: AccessTokenPolicy
+    let verified = VerifiedTokens(capacity: 10_000)
 
     public init(keys: any VerificationKeys, revocations: any SessionRevocations, policy: AccessTokenPolicy = .standard) {
         self.keys = keys
@@ -26,6 +28,17 @@ public struct AccessTokenVerifier: Sendable {
     }
 
     public func verify(_ token: String, now: Date = Date()) async throws -> AuthenticatedUser {
+        // A token whose signature and claims already checked out is the same token: only its expiry and its session
+        // can have changed since. This keeps signature checks (and jwt-kit's key actor) off the path of a client's
+        // every request.
+        if let user = verified.user(for: token, now: now, leeway: policy.leeway) {
+            if try await revocations.isRevoked(user) { throw TokenRejection.revoked }
+            return user
+        }
+        return try await verifyFully(token, now: now)
+    }
+
+    private func verifyFully(_ token: String, now: Date) async throws -> AuthenticatedUser {
         // The header is read before jwt-kit sees the token: jwt-kit would fall back to a default key for a missing or
         // unknown `kid`, and we accept exactly one algorithm.
         let header = try TokenHeader(token: token)
@@ -41,7 +54,37 @@ public struct AccessTokenVerifier: Sendable {
         }
         let user = try policy.validate(claims, now: now)
         if try await revocations.isRevoked(user) { throw TokenRejection.revoked }
+        verified.remember(token, user: user, expiresAt: claims.expiration.value)
         return user
+    }
+}
+
+/// Tokens that passed every check but the revocation one, until they expire. Bounded: when full it starts over,
+/// which costs only re-verification.
+final class VerifiedTokens: Sendable {
+    private let entries = Mutex<[String: (user: AuthenticatedUser, expiresAt: Date)]>([:])
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func user(for token: String, now: Date, leeway: TimeInterval) -> AuthenticatedUser? {
+        entries.withLock { entries in
+            guard let entry = entries[token] else { return nil }
+            guard now.timeIntervalSince(entry.expiresAt) < leeway else {
+                entries[token] = nil
+                return nil
+            }
+            return entry.user
+        }
+    }
+
+    func remember(_ token: String, user: AuthenticatedUser, expiresAt: Date) {
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[token] = (user, expiresAt)
+        }
     }
 }
 

@@ -43,7 +43,8 @@ public struct StrictSettings {
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
               url.host != nil, url.query == nil, url.fragment == nil, url.user == nil
         else {
-            problems.append("\(Self.environmentName(key)) must be an http(s) base URL, got \"\(text)\"")
+            // The value is not repeated: a URL may carry credentials.
+            problems.append("\(Self.environmentName(key)) must be an http(s) base URL without query or credentials")
             return fallback
         }
         return text

@@ -70,8 +70,11 @@ actor ResponseCache {
     }
 
     /// The cached value for `key`, or the result of `load` (run once for all concurrent callers of the same key).
+    /// An error for which `isDefinitive` is true (the item no longer exists) drops the cached copy instead of
+    /// falling back to it.
     func value(
-        for key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody
+        for key: String, policy: CachePolicy, isDefinitive: @Sendable (any Error) -> Bool = { _ in false },
+        load: @escaping @Sendable () async throws -> CachedBody
     ) async throws -> Lookup {
         let now = now()
         if let entry = entries[key] {
@@ -90,6 +93,10 @@ actor ResponseCache {
             let value = try await (inFlight[key] ?? start(key, policy: policy, load: load)).value
             return lookup(entries[key] ?? Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
         } catch {
+            if isDefinitive(error) {
+                remove(key)
+                throw error
+            }
             // Stale-if-error: the last good copy, if it is not too old, beats an error.
             if let entry = entries[key],
                now.timeIntervalSince(entry.storedAt) < entry.policy.ttl + entry.policy.staleIfError {

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import HTTPTypes
+import Logging
 import ServiceKit
 
 /// The sources behind the proxy, by experience. Adding a source: write its ``CatalogSource`` and add it here.
@@ -27,37 +28,50 @@ struct Catalog: Sendable {
         return backend
     }
 
-    func search(_ backend: Backend, text: String, page: Int, pageSize: Int, requestID: String) async throws
-        -> ResponseCache.Lookup
+    func search(_ backend: Backend, text: String, page: Int, pageSize: Int, requestID: String, logger: Logger)
+        async throws -> ResponseCache.Lookup
     {
         let source = backend.source
         let key = "\(source.experience)|search|\(text.lowercased())|\(page)|\(pageSize)"
-        return try await lookup(key: key, policy: searchPolicy) {
+        return try await lookup(key: key, policy: searchPolicy, logger: logger) {
             let (_, body) = try await backend.client.get(
-                source.searchRequest(text: text, page: page, pageSize: pageSize), requestID: requestID)
+                source.searchRequest(text: text, page: page, pageSize: pageSize), requestID: requestID, logger: logger)
             let results = try Self.decode { try source.decodeSearch(body, page: page, pageSize: pageSize) }
             let page = CatalogPage(items: results.items,
-                                   nextCursor: results.hasMore ? PageCursor(page: page + 1).encoded : nil)
+                                   nextCursor: results.hasMore
+                                       ? PageCursor(page: page + 1, pageSize: pageSize).encoded : nil)
             return CachedBody(body: try ServiceJSON.encoder.encode(page))
         }
     }
 
-    func detail(_ backend: Backend, id: String, requestID: String) async throws -> ResponseCache.Lookup {
+    func detail(_ backend: Backend, id: String, requestID: String, logger: Logger) async throws
+        -> ResponseCache.Lookup
+    {
         let source = backend.source
-        return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy) {
-            let (status, body) = try await backend.client.get(source.detailRequest(id: id), requestID: requestID)
+        return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy, logger: logger) {
+            let (status, body) = try await backend.client.get(source.detailRequest(id: id), requestID: requestID,
+                                                              logger: logger)
             if source.isNotFound(status: status, body: body) { throw UpstreamFailure.notFound }
             guard let item = try Self.decode({ try source.decodeDetail(body) }) else { throw UpstreamFailure.notFound }
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
         }
     }
 
-    private func lookup(key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody)
-        async throws -> ResponseCache.Lookup
+    private func lookup(key: String, policy: CachePolicy, logger: Logger,
+                        load: @escaping @Sendable () async throws -> CachedBody) async throws -> ResponseCache.Lookup
     {
         do {
-            return try await cache.value(for: key, policy: policy, load: load)
+            let lookup = try await cache.value(
+                for: key, policy: policy, isDefinitive: { ($0 as? UpstreamFailure) == .notFound }, load: load)
+            if lookup.freshness == .stale {
+                logger.warning("upstream failed; serving the last good copy", metadata: ["age_seconds": "\(lookup.age)"])
+            }
+            return lookup
         } catch let failure as UpstreamFailure {
+            if failure != .notFound {
+                // Never the upstream's body: Ticketmaster echoes the API key in some of its errors.
+                logger.warning("upstream request failed", metadata: ["failure": "\(failure)"])
+            }
             throw Self.problem(for: failure)
         }
     }
@@ -90,19 +104,28 @@ struct Catalog: Sendable {
     }
 }
 
-/// The opaque `cursor` of catalog pages: which page comes next.
+/// The opaque `cursor` of catalog pages: which page comes next, in pages of which size (so the next page lines up
+/// with the previous one whatever `limit` the client sends with it).
 struct PageCursor: Equatable {
     var page: Int
+    var pageSize: Int
 
-    var encoded: String { Data("p:\(page)".utf8).base64URLEncodedString() }
+    var encoded: String { Data("p:\(page):\(pageSize)".utf8).base64URLEncodedString() }
 
-    init(page: Int) { self.page = page }
+    init(page: Int, pageSize: Int) {
+        self.page = page
+        self.pageSize = pageSize
+    }
 
     init?(_ text: String) {
         guard text.utf8.count <= 32, let data = Data(base64URLEncoded: text),
-              let decoded = String(data: data, encoding: .utf8), decoded.hasPrefix("p:"),
-              let page = Int(decoded.dropFirst(2)), page >= 0
+              let decoded = String(data: data, encoding: .utf8)
+        else { return nil }
+        let parts = decoded.split(separator: ":")
+        guard parts.count == 3, parts[0] == "p", let page = Int(parts[1]), let pageSize = Int(parts[2]),
+              page >= 0, pageSize >= 1
         else { return nil }
         self.page = page
+        self.pageSize = pageSize
     }
 }

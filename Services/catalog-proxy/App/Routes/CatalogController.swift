@@ -34,8 +34,12 @@ struct CatalogController: Sendable {
         }
         var page = 0
         if let cursor = parameters["cursor"] {
-            if let decoded = PageCursor(String(cursor)) { page = decoded.page }
-            else { errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned")) }
+            if let decoded = PageCursor(String(cursor)), decoded.pageSize <= source.maximumPageSize {
+                page = decoded.page
+                pageSize = decoded.pageSize
+            } else {
+                errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned"))
+            }
         }
         if errors.isEmpty, !source.isReachable(page: page, pageSize: pageSize) {
             errors.append(FieldError(field: "cursor", message: "goes deeper than the catalog lets anyone page"))
@@ -43,7 +47,7 @@ struct CatalogController: Sendable {
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         try users.admit(context.user.userID)
         let lookup = try await catalog.search(backend, text: text, page: page, pageSize: pageSize,
-                                              requestID: context.requestID)
+                                              requestID: context.requestID, logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 
@@ -53,7 +57,7 @@ struct CatalogController: Sendable {
             throw ServiceProblem.validation([FieldError(field: "id", message: "is not an id of this catalog")])
         }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.detail(backend, id: id, requestID: context.requestID)
+        let lookup = try await catalog.detail(backend, id: id, requestID: context.requestID, logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 

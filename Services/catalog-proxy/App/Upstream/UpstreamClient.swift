@@ -15,7 +15,7 @@ struct UpstreamSettings: Sendable {
     var burst: Double
     /// Calls allowed per UTC day (the upstream's quota), if it has one.
     var dailyQuota: Int?
-    /// Bound on one attempt, connection to last byte.
+    /// Bound on one attempt, connection to last byte (enforced around the whole attempt, body included).
     var attemptTimeout: Duration
     /// Attempts for one request: retries only on timeouts, connection failures and 5xx (all requests are GETs).
     var attempts: Int
@@ -105,7 +105,9 @@ struct UpstreamClient: Sendable {
     let logger: Logger
 
     /// The status and body of `request`. 2xx and 404 are answers; everything else is an ``UpstreamFailure``.
-    func get(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure) -> (status: Int, body: Data) {
+    func get(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws(UpstreamFailure)
+        -> (status: Int, body: Data)
+    {
         var lastFailure = UpstreamFailure.failed("no attempt made")
         for attempt in 1...max(1, settings.attempts) {
             if attempt > 1 {
@@ -113,8 +115,10 @@ struct UpstreamClient: Sendable {
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
             }
             try gate.admit(now: Date())
-            do {
-                let result = try await once(request, requestID: requestID)
+            do throws(UpstreamFailure) {
+                let result = try await withinDeadline { () async throws(UpstreamFailure) in
+                    try await once(request, requestID: requestID)
+                }
                 gate.recordSuccess()
                 return result
             } catch let failure {
@@ -135,7 +139,31 @@ struct UpstreamClient: Sendable {
         throw lastFailure
     }
 
-    private func once(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure) -> (status: Int, body: Data) {
+    /// Runs one attempt, failing with ``UpstreamFailure/timeout`` when it has not finished within the attempt timeout
+    /// (AsyncHTTPClient's own deadline stops at the response head; a body that trickles would outlast it).
+    private func withinDeadline(_ attempt: @escaping @Sendable () async throws(UpstreamFailure) -> (status: Int, body: Data))
+        async throws(UpstreamFailure) -> (status: Int, body: Data)
+    {
+        let timeout = settings.attemptTimeout
+        let outcome = await withTaskGroup(of: Result<(status: Int, body: Data), UpstreamFailure>?.self) { group in
+            group.addTask {
+                do throws(UpstreamFailure) { return .success(try await attempt()) } catch { return .failure(error) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let outcome else { throw .timeout }
+        return try outcome.get()
+    }
+
+    private func once(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure)
+        -> (status: Int, body: Data)
+    {
         var outgoing = HTTPClientRequest(url: url(for: request))
         outgoing.headers.add(name: "Accept", value: "application/json")
         outgoing.headers.add(name: "User-Agent", value: "favoriteme-catalog-proxy")
