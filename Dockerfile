@@ -8,6 +8,8 @@
 #   auth-service           runtime with ENTRYPOINT auth-service      (docker build --target auth-service .)
 #   catalog-proxy          runtime with ENTRYPOINT catalog-proxy     (docker build --target catalog-proxy .)
 #   favorites-service      runtime with ENTRYPOINT favorites-service (docker build --target favorites-service .)
+#   replay-upstream        runtime with ENTRYPOINT replay-upstream: recorded Ticketmaster/Rijksmuseum answers for a
+#                          keyless stack (the fixtures are mounted at /fixtures, see docker-compose.yml)
 #   favoriteme (default)   runtime that runs whichever service is named as the command:
 #                            docker build -t favoriteme . && docker run favoriteme catalog-proxy
 # The per-service stages differ only in metadata, so all four images share every layer that holds data.
@@ -43,12 +45,13 @@ COPY . .
 
 # One product at a time (they share every library module, so the second and third mostly link). The Swift runtime
 # and Foundation are linked statically; what stays dynamic is glibc, libstdc++, libgcc_s, zlib and libpq.
-RUN for product in auth-service catalog-proxy favorites-service; do \
+RUN for product in auth-service catalog-proxy favorites-service replay-upstream; do \
         swift build -c release --static-swift-stdlib --product "$product" || exit 1; \
     done \
     && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
     && mkdir -p /staging \
-    && install -m 0755 "$bin/auth-service" "$bin/catalog-proxy" "$bin/favorites-service" /staging/ \
+    && install -m 0755 "$bin/auth-service" "$bin/catalog-proxy" "$bin/favorites-service" "$bin/replay-upstream" \
+        /staging/ \
     && cp /usr/libexec/swift/linux/swift-backtrace-static /staging/swift-backtrace
 
 # =====================================================================================================================
@@ -69,7 +72,8 @@ RUN apt-get update \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin favoriteme
 
-COPY --from=build /staging/auth-service /staging/catalog-proxy /staging/favorites-service /usr/local/bin/
+COPY --from=build /staging/auth-service /staging/catalog-proxy /staging/favorites-service /staging/replay-upstream \
+    /usr/local/bin/
 COPY --from=build /staging/swift-backtrace /usr/local/libexec/swift-backtrace
 
 # Inside a container the services must listen on every interface (their own default is 127.0.0.1). Crash reports from
@@ -109,6 +113,12 @@ EXPOSE 8083
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
     CMD ["/bin/sh", "-c", "curl -fsS -o /dev/null --max-time 2 \"http://127.0.0.1:${HTTP_PORT}/health/live\" || exit 1"]
 ENTRYPOINT ["/usr/local/bin/favorites-service"]
+
+FROM runtime AS replay-upstream
+EXPOSE 8090
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["/bin/sh", "-c", "curl -fsS -o /dev/null --max-time 2 http://127.0.0.1:8090/health || exit 1"]
+ENTRYPOINT ["/usr/local/bin/replay-upstream", "--host", "0.0.0.0", "--port", "8090", "--fixtures", "/fixtures"]
 
 # Default target (last stage): one image for all three; the command names the service, and each service uses its own
 # default port (8081/8082/8083) and schema unless HTTP_PORT/DATABASE_SCHEMA are set. No HEALTHCHECK here, because
