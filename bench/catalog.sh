@@ -135,10 +135,14 @@ load() { wrk -t2 -c"$connections" -d"${seconds}s" --latency -H "$auth_header" "$
 
 read -r catalog_rps catalog_p99 catalog_errors <<<"$(load "http://127.0.0.1:$catalog_port$path")"
 read -r nginx_rps nginx_p99 nginx_errors <<<"$(load "http://127.0.0.1:$nginx_port$path")"
+# The same process's cheapest route (the kit's middleware, no token, no cache): what the framework alone costs here.
+read -r live_rps live_p99 live_errors <<<"$(load "http://127.0.0.1:$catalog_port/health/live")"
 
 printf 'cached search, %s-byte body, %s connections, %ss each\n' "$bytes" "$connections" "$seconds"
 printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "catalog-proxy (cache hit)" "$catalog_rps" "$catalog_p99" "$catalog_errors"
 printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "nginx proxy_cache (same response)" "$nginx_rps" "$nginx_p99" "$nginx_errors"
+printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "catalog-proxy GET /health/live" "$live_rps" "$live_p99" "$live_errors"
 printf '%-34s %10s       p99 ratio %s\n' "ratio catalog-proxy / nginx" "$(ratio "$catalog_rps" "$nginx_rps")" \
     "$(ratio "$catalog_p99" "$nginx_p99")"
+printf '%-34s %10s\n' "ratio cache hit / health route" "$(ratio "$catalog_rps" "$live_rps")"
 bench_stamp
