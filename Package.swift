@@ -99,6 +99,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // An append-only event log in PostgreSQL, for any service that keeps one (favorites-service).
+        .target(name: "EventStore", dependencies: ["Postgres"], path: "Shared/EventStore", swiftSettings: strictSettings),
+
         // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
         .target(
             name: "TestSupport",
@@ -140,6 +143,12 @@ let package = Package(
                 name: "ContractsTests",
                 dependencies: ["Contracts"],
                 path: "Tests/ContractsTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "EventStoreTests",
+                dependencies: ["EventStore", "Postgres", "TestSupport"],
+                path: "Tests/EventStoreTests",
                 swiftSettings: strictSettings
             ),
             .testTarget(

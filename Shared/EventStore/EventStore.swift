@@ -1,0 +1,207 @@
+import Foundation
+import Postgres
+
+/// An event to append. Its `id` makes the append idempotent: appending an id that is already in the stream is a
+/// success that returns the original result, never a second event.
+public struct NewEvent: Sendable {
+    public var id: UUID
+    public var type: String
+    public var schemaVersion: Int
+    /// JSON text.
+    public var data: String
+    public var metadata: EventMetadata
+
+    public init<Payload: Encodable>(id: UUID, type: String, schemaVersion: Int = 1, data: Payload,
+                                    metadata: EventMetadata) throws {
+        self.id = id
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.data = String(decoding: try EventStore.encoder.encode(data), as: UTF8.self)
+        self.metadata = metadata
+    }
+}
+
+/// Who and what caused an event.
+public struct EventMetadata: Codable, Sendable, Equatable {
+    public var requestID: String?
+    /// The user or system that acted.
+    public var actor: String?
+    /// The event or command this one follows from.
+    public var causationID: String?
+
+    public init(requestID: String? = nil, actor: String? = nil, causationID: String? = nil) {
+        self.requestID = requestID
+        self.actor = actor
+        self.causationID = causationID
+    }
+}
+
+/// An event as stored.
+public struct RecordedEvent: Sendable, Equatable {
+    public var position: Int64
+    public var streamID: String
+    public var version: Int64
+    public var id: UUID
+    public var type: String
+    public var schemaVersion: Int
+    /// JSON text.
+    public var data: String
+    public var metadata: EventMetadata
+    public var recordedAt: Date
+
+    public func decode<Payload: Decodable>(_ type: Payload.Type) throws -> Payload {
+        try JSONDecoder().decode(type, from: Data(data.utf8))
+    }
+}
+
+/// What the writer believes the stream's version is.
+public enum ExpectedVersion: Sendable, Equatable {
+    /// Append whatever the version.
+    case any
+    /// The stream must not exist yet.
+    case noStream
+    /// The stream must be at exactly this version (0: exists with no events, or does not exist).
+    case exact(Int64)
+}
+
+public struct AppendResult: Sendable, Equatable {
+    public var firstVersion: Int64
+    public var lastVersion: Int64
+    /// The events were already in the stream (a retried command): nothing was written this time.
+    public var alreadyApplied: Bool
+
+    public init(firstVersion: Int64, lastVersion: Int64, alreadyApplied: Bool) {
+        self.firstVersion = firstVersion
+        self.lastVersion = lastVersion
+        self.alreadyApplied = alreadyApplied
+    }
+}
+
+public enum EventStoreError: Error, Equatable, CustomStringConvertible {
+    /// The stream is not at the expected version: someone else wrote first.
+    case wrongExpectedVersion(expected: ExpectedVersion, actual: Int64)
+    /// A retry carried some event ids already appended and some new ones: not the same command.
+    case partialRetry
+    case emptyAppend
+
+    public var description: String {
+        switch self {
+        case .wrongExpectedVersion(let expected, let actual): "expected version \(expected), stream is at \(actual)"
+        case .partialRetry: "some of these event ids are already in the stream and some are not"
+        case .emptyAppend: "an append needs at least one event"
+        }
+    }
+}
+
+/// The event store's operations, on a connection inside the caller's transaction: the caller decides what else
+/// commits with the append (a per-user view updated inline, a checkpoint).
+public enum EventStore {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    /// Appends `events` to `stream`. Order inside the transaction: lock the stream's row (appends to one stream
+    /// queue here; other streams are untouched), then idempotency (already appended ids return the original result,
+    /// before any version check), then the expected version, then the insert.
+    public static func append(
+        _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
+    ) throws -> AppendResult {
+        guard !events.isEmpty else { throw EventStoreError.emptyAppend }
+        try connection.query("INSERT INTO event_streams (stream_id, version) VALUES (\(stream), 0) ON CONFLICT DO NOTHING")
+        let current = try connection.query("""
+            SELECT version FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
+            """, prepare: true).single().decode(Int64.self, at: 0)
+
+        var existing: [Int64] = []
+        for event in events {
+            if let version = try connection.query("""
+                SELECT version FROM events WHERE event_id = \(event.id) AND stream_id = \(stream)
+                """, prepare: true).rows.first?.decode(Int64.self, at: 0) {
+                existing.append(version)
+            }
+        }
+        if existing.count == events.count, let low = existing.min(), let high = existing.max() {
+            return AppendResult(firstVersion: low, lastVersion: high, alreadyApplied: true)
+        }
+        guard existing.isEmpty else { throw EventStoreError.partialRetry }
+
+        switch expected {
+        case .any: break
+        case .noStream where current == 0: break
+        case .exact(let version) where version == current: break
+        default: throw EventStoreError.wrongExpectedVersion(expected: expected, actual: current)
+        }
+
+        var version = current
+        for event in events {
+            version += 1
+            let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
+            try connection.query("""
+                INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
+                VALUES (\(stream), \(version), \(event.id), \(event.type), \(event.schemaVersion), \(event.data)::jsonb,
+                        \(metadata)::jsonb)
+                """, prepare: true)
+        }
+        try connection.query("UPDATE event_streams SET version = \(version) WHERE stream_id = \(stream)", prepare: true)
+        return AppendResult(firstVersion: current + 1, lastVersion: version, alreadyApplied: false)
+    }
+
+    /// The stream's current version (0 when it has no events).
+    public static func version(of stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
+        try connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)").rows.first?
+            .decode(Int64.self, at: 0) ?? 0
+    }
+
+    /// The stream's events with a version above `version`, oldest first.
+    public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
+                            pool: DatabasePool) async throws -> [RecordedEvent] {
+        try await pool.query("""
+            SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
+                   recorded_at
+              FROM events WHERE stream_id = \(stream) AND version > \(version)
+             ORDER BY version LIMIT \(limit)
+            """, prepare: true).rows.map(recorded)
+    }
+
+    /// Events of every stream after global position `position`, oldest first. Positions are assigned when a
+    /// transaction inserts, not when it commits, so a reader following the log live must stay behind the oldest
+    /// running transaction (as projections do); this plain read is for catch-up of a quiet log, and for tests.
+    public static func readAll(after position: Int64, limit: Int = 1000, pool: DatabasePool) async throws
+        -> [RecordedEvent]
+    {
+        try await pool.query("""
+            SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
+                   recorded_at
+              FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
+            """).rows.map(recorded)
+    }
+
+    /// Deletes every event of `stream` (account erasure), the one deletion the log allows, recorded with `reason`.
+    /// Returns how many events went.
+    @discardableResult
+    public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) throws
+        -> Int
+    {
+        try connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
+        let removed = try connection.query("DELETE FROM events WHERE stream_id = \(stream)").affectedRows
+        try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)")
+        try connection.query("""
+            INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))
+            """)
+        try connection.query("SELECT set_config('event_store.erasure', 'off', true)")
+        return removed
+    }
+
+    static func recorded(_ row: PostgresRow) throws -> RecordedEvent {
+        let (position, stream, version, id, type, schemaVersion, data, metadata, recordedAt) =
+            try row.decode((Int64, String, Int64, UUID, String, Int, String, String, Date).self)
+        return RecordedEvent(
+            position: position, streamID: stream, version: version, id: id, type: type, schemaVersion: schemaVersion,
+            data: data, metadata: try JSONDecoder().decode(EventMetadata.self, from: Data(metadata.utf8)),
+            recordedAt: recordedAt
+        )
+    }
+}

@@ -1,0 +1,54 @@
+import Postgres
+
+/// The tables of an event store, for a service to include in its own migrations (in its own schema):
+///
+///     Migration(1, "event_store", sql: EventStoreSchema.sql)
+public enum EventStoreSchema {
+    public static let sql: StaticString = """
+        -- One row per stream (one stream per user): its current version, and the row an append locks, so appends to
+        -- one stream queue while appends to different streams never wait on each other.
+        CREATE TABLE event_streams (
+            stream_id  text PRIMARY KEY,
+            version    bigint NOT NULL CHECK (version >= 0)
+        );
+
+        -- The log. Append-only: the trigger below refuses UPDATE and DELETE to every role, owner included.
+        CREATE TABLE events (
+            position        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            stream_id       text NOT NULL,
+            version         bigint NOT NULL CHECK (version >= 1),
+            event_id        uuid NOT NULL CONSTRAINT events_event_id_key UNIQUE,
+            event_type      text NOT NULL,
+            schema_version  integer NOT NULL CHECK (schema_version >= 1),
+            data            jsonb NOT NULL,
+            metadata        jsonb NOT NULL,
+            recorded_at     timestamptz NOT NULL DEFAULT now(),
+            -- The writing transaction: async projections read behind the oldest running one (no gap is skipped).
+            transaction_id  xid8 NOT NULL DEFAULT pg_current_xact_id(),
+            CONSTRAINT events_stream_version_key UNIQUE (stream_id, version)
+        );
+        CREATE INDEX events_by_transaction ON events (transaction_id, position);
+
+        -- Every erasure (the one way events are ever deleted), kept after the events are gone.
+        CREATE TABLE event_erasures (
+            stream_id       text NOT NULL,
+            erased_at       timestamptz NOT NULL DEFAULT now(),
+            events_removed  bigint NOT NULL,
+            reason          text NOT NULL
+        );
+
+        CREATE FUNCTION events_are_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'DELETE' AND current_setting('event_store.erasure', true) = 'on' THEN
+                RETURN OLD;
+            END IF;
+            RAISE EXCEPTION 'events are append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+        END;
+        $$;
+        CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+            FOR EACH ROW EXECUTE FUNCTION events_are_immutable();
+        CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+            FOR EACH STATEMENT EXECUTE FUNCTION events_are_immutable();
+        REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC;
+        """
+}

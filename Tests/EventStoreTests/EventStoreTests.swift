@@ -1,0 +1,164 @@
+import EventStore
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+/// The event store on a real PostgreSQL: versions, idempotency, concurrency, immutability, erasure.
+@Suite struct EventStoreTests {
+    static let migrators = [Migrator(schema: "events_test", migrations: [
+        Migration(1, "event_store", sql: EventStoreSchema.sql),
+    ])]
+
+    struct Favorited: Codable, Equatable { let itemID: String }
+
+    static func event(_ item: String, id: UUID = UUID()) throws -> NewEvent {
+        try NewEvent(id: id, type: "favorite-added", data: Favorited(itemID: item),
+                     metadata: EventMetadata(requestID: "req-\(item)", actor: "user"))
+    }
+
+    static func withStore(_ body: (DatabasePool) async throws -> Void) async throws {
+        try await withTestPool(migrators: migrators, size: 8, searchPath: "events_test") { pool, _ in
+            try await body(pool)
+        }
+    }
+
+    static func append(_ events: [NewEvent], to stream: String, expected: ExpectedVersion = .any,
+                       pool: DatabasePool) async throws -> AppendResult {
+        try await pool.withTransaction { connection in
+            try EventStore.append(events, to: stream, expected: expected, on: connection)
+        }
+    }
+
+    @Test func appendsGetGaplessVersionsAndReadBackInOrder() async throws {
+        try await Self.withStore { pool in
+            let first = try await Self.append([Self.event("a"), Self.event("b")], to: "user-1", pool: pool)
+            #expect(first == AppendResult(firstVersion: 1, lastVersion: 2, alreadyApplied: false))
+            let second = try await Self.append([Self.event("c")], to: "user-1", expected: .exact(2), pool: pool)
+            #expect(second.firstVersion == 3)
+            let events = try await EventStore.read("user-1", pool: pool)
+            #expect(events.map(\.version) == [1, 2, 3])
+            #expect(try events.map { try $0.decode(Favorited.self).itemID } == ["a", "b", "c"])
+            #expect(events[0].metadata == EventMetadata(requestID: "req-a", actor: "user"))
+            #expect(try await EventStore.read("user-1", after: 2, pool: pool).map(\.version) == [3])
+        }
+    }
+
+    @Test func theExpectedVersionIsEnforced() async throws {
+        try await Self.withStore { pool in
+            _ = try await Self.append([Self.event("a")], to: "user-1", expected: .noStream, pool: pool)
+            await #expect(throws: EventStoreError.wrongExpectedVersion(expected: .noStream, actual: 1)) {
+                try await Self.append([Self.event("b")], to: "user-1", expected: .noStream, pool: pool)
+            }
+            await #expect(throws: EventStoreError.wrongExpectedVersion(expected: .exact(0), actual: 1)) {
+                try await Self.append([Self.event("b")], to: "user-1", expected: .exact(0), pool: pool)
+            }
+            #expect(try await EventStore.read("user-1", pool: pool).count == 1)  // nothing written by the refusals
+        }
+    }
+
+    /// A retry is checked before the version: the original result comes back, even with a stale expected version.
+    @Test func aRetriedAppendIsAppliedOnce() async throws {
+        try await Self.withStore { pool in
+            let event = try Self.event("a")
+            let original = try await Self.append([event], to: "user-1", expected: .exact(0), pool: pool)
+            _ = try await Self.append([Self.event("b")], to: "user-1", pool: pool)
+            let retried = try await Self.append([event], to: "user-1", expected: .exact(0), pool: pool)
+            #expect(retried == AppendResult(firstVersion: original.firstVersion, lastVersion: original.lastVersion,
+                                            alreadyApplied: true))
+            #expect(try await EventStore.read("user-1", pool: pool).count == 2)
+            await #expect(throws: EventStoreError.partialRetry) {
+                try await Self.append([event, Self.event("c")], to: "user-1", pool: pool)
+            }
+        }
+    }
+
+    @Test func fiftyConcurrentAppendsToOneStreamGetVersionsOneToFifty() async throws {
+        try await Self.withStore { pool in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask { _ = try await Self.append([Self.event("item-\(index)")], to: "busy", pool: pool) }
+                }
+                try await group.waitForAll()
+            }
+            let versions = try await EventStore.read("busy", pool: pool).map(\.version)
+            #expect(versions == Array(1...50))
+        }
+    }
+
+    @Test func concurrentRetriesOfOneCommandWriteOneEvent() async throws {
+        try await Self.withStore { pool in
+            let event = try Self.event("same")
+            let results = try await withThrowingTaskGroup(of: AppendResult.self) { group in
+                for _ in 0..<10 { group.addTask { try await Self.append([event], to: "user-1", pool: pool) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(try await EventStore.read("user-1", pool: pool).count == 1)
+            #expect(results.filter { !$0.alreadyApplied }.count == 1)
+            #expect(Set(results.map(\.firstVersion)) == [1])
+        }
+    }
+
+    /// An append holding one stream's lock does not delay another stream: the second append runs with a lock
+    /// timeout, so waiting would make it fail rather than pass slowly.
+    @Test func appendsToDifferentStreamsNeverWaitOnEachOther() async throws {
+        try await Self.withStore { pool in
+            _ = try await Self.append([Self.event("a")], to: "user-a", pool: pool)
+            try await pool.withConnection { holder in
+                try await holder.query("BEGIN")
+                try await holder.query("SELECT version FROM event_streams WHERE stream_id = 'user-a' FOR UPDATE")
+                let other = try await pool.withTransaction { connection in
+                    try connection.query("SET LOCAL lock_timeout = '2s'")
+                    return try EventStore.append([Self.event("b")], to: "user-b", expected: .any, on: connection)
+                }
+                #expect(other.firstVersion == 1)
+                await #expect(throws: PostgresError.self) {
+                    try await pool.withTransaction { connection in
+                        try connection.query("SET LOCAL lock_timeout = '200ms'")
+                        return try EventStore.append([Self.event("c")], to: "user-a", expected: .any, on: connection)
+                    }
+                }
+                try await holder.query("ROLLBACK")
+            }
+        }
+    }
+
+    @Test func theLogRefusesUpdatesAndDeletes() async throws {
+        try await Self.withStore { pool in
+            _ = try await Self.append([Self.event("a")], to: "user-1", pool: pool)
+            for statement: SQL in ["UPDATE events SET event_type = 'tampered'", "DELETE FROM events",
+                                   "TRUNCATE events"] {
+                await #expect(throws: PostgresError.self, "\(statement)") { try await pool.query(statement) }
+            }
+            #expect(try await EventStore.read("user-1", pool: pool).first?.type == "favorite-added")
+        }
+    }
+
+    @Test func erasureIsTheOneDeletionAndIsAudited() async throws {
+        try await Self.withStore { pool in
+            _ = try await Self.append([Self.event("a"), Self.event("b")], to: "user-1", pool: pool)
+            _ = try await Self.append([Self.event("c")], to: "user-2", pool: pool)
+            let removed = try await pool.withTransaction { connection in
+                try EventStore.erase("user-1", reason: "account deleted", on: connection)
+            }
+            #expect(removed == 2)
+            #expect(try await EventStore.read("user-1", pool: pool).isEmpty)
+            #expect(try await EventStore.read("user-2", pool: pool).count == 1)
+            let audit = try await pool.query("SELECT stream_id, events_removed, reason FROM event_erasures").single()
+                .decode((String, Int, String).self)
+            #expect(audit == ("user-1", 2, "account deleted"))
+            // The switch was for that transaction only.
+            await #expect(throws: PostgresError.self) { try await pool.query("DELETE FROM events") }
+        }
+    }
+
+    @Test func readAllFollowsGlobalPositions() async throws {
+        try await Self.withStore { pool in
+            _ = try await Self.append([Self.event("a")], to: "user-1", pool: pool)
+            _ = try await Self.append([Self.event("b")], to: "user-2", pool: pool)
+            let all = try await EventStore.readAll(after: 0, pool: pool)
+            #expect(all.map(\.streamID) == ["user-1", "user-2"])
+            #expect(try await EventStore.readAll(after: all[0].position, pool: pool).map(\.streamID) == ["user-2"])
+        }
+    }
+}
