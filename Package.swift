@@ -105,7 +105,7 @@ let package = Package(
         // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging, configuration],
+            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging, configuration, jwtKit],
             path: "Shared/TestSupport",
             swiftSettings: strictSettings
         ),
@@ -117,7 +117,10 @@ let package = Package(
             httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ])
-        + Target.service("favorites-service", module: "FavoritesService", dependencies: [httpClient])
+        + Target.service("favorites-service", module: "FavoritesService", dependencies: [
+            "EventStore", httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ])
         + [
             // Ticketmaster and Rijksmuseum stand-in serving the recorded fixtures (tests and the keyless stack).
             .target(
@@ -173,6 +176,15 @@ let package = Package(
                     hummingbirdTesting, logging, httpClient, jwtKit, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/CatalogProxyTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "FavoritesServiceTests",
+                dependencies: [
+                    "FavoritesService", "CatalogProxy", "ReplayUpstream", "EventStore", "ServiceKit", "TestSupport",
+                    "Contracts", "Postgres", hummingbird, hummingbirdTesting, .product(name: "NIOCore", package: "swift-nio"),
+                ],
+                path: "Tests/FavoritesServiceTests",
                 swiftSettings: strictSettings
             ),
             .testTarget(

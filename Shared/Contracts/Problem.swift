@@ -94,6 +94,10 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// The upstream catalog did not answer in time (504).
     public static let upstreamTimeout = ProblemType(rawValue: "upstream-timeout")
 
+    // Favorites (503)
+    /// catalog-proxy could not be asked about the item, so nothing was stored; retry shortly (503).
+    public static let catalogUnavailable = ProblemType(rawValue: "catalog-unavailable")
+
     // Availability (429, 500, 503)
     /// Too many requests; `Retry-After` says when to try again (429).
     public static let rateLimited = ProblemType(rawValue: "rate-limited")

@@ -110,18 +110,10 @@ public enum EventStore {
         _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
     ) throws -> AppendResult {
         guard !events.isEmpty else { throw EventStoreError.emptyAppend }
-        try connection.query("INSERT INTO event_streams (stream_id, version) VALUES (\(stream), 0) ON CONFLICT DO NOTHING")
-        let current = try connection.query("""
-            SELECT version FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
-            """, prepare: true).single().decode(Int64.self, at: 0)
-
+        let current = try lock(stream, on: connection)
         var existing: [Int64] = []
         for event in events {
-            if let version = try connection.query("""
-                SELECT version FROM events WHERE event_id = \(event.id) AND stream_id = \(stream)
-                """, prepare: true).rows.first?.decode(Int64.self, at: 0) {
-                existing.append(version)
-            }
+            if let version = try version(of: event.id, in: stream, on: connection) { existing.append(version) }
         }
         if existing.count == events.count, let low = existing.min(), let high = existing.max() {
             return AppendResult(firstVersion: low, lastVersion: high, alreadyApplied: true)
@@ -147,6 +139,28 @@ public enum EventStore {
         }
         try connection.query("UPDATE event_streams SET version = \(version) WHERE stream_id = \(stream)", prepare: true)
         return AppendResult(firstVersion: current + 1, lastVersion: version, alreadyApplied: false)
+    }
+
+    /// Locks the stream's row until the transaction ends (creating it at version 0 if needed) and returns its
+    /// version: a command can then check the stream's state and append without anyone writing in between. Appending
+    /// in the same transaction takes the same lock again at no cost.
+    @discardableResult
+    public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
+        try connection.query("""
+            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), 0) ON CONFLICT DO NOTHING
+            """, prepare: true)
+        return try connection.query("""
+            SELECT version FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
+            """, prepare: true).single().decode(Int64.self, at: 0)
+    }
+
+    /// The version at which event `id` was appended to `stream`, if it was.
+    public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
+        -> Int64?
+    {
+        try connection.query("""
+            SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)
+            """, prepare: true).rows.first?.decode(Int64.self, at: 0)
     }
 
     /// The stream's current version (0 when it has no events).

@@ -3,7 +3,6 @@ import Contracts
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-import JWTKit
 import NIOCore
 import ReplayUpstream
 import ServiceKit
@@ -17,7 +16,7 @@ struct CatalogHarness: Sendable {
     let replay: ReplayUpstream
     let token: String
 
-    static let signingKey = try! EdDSA.PrivateKey()
+    static let authority = TestAuthority()
 
     @discardableResult
     func get(_ path: String, token: String?? = nil, headers: HTTPFields = [:]) async throws -> TestResponse {
@@ -35,14 +34,7 @@ struct CatalogHarness: Sendable {
         let replay = try ReplayUpstream(fixtures: Fixtures.root)
         let peers = Router()
         replay.addRoutes(to: peers)
-        let jwks = try JSONEncoder().encode(JWKS(keys: [JWK.octetKeyPair(
-            .eddsa, identifier: "test-key", x: signingKey.publicKey.rawRepresentation.base64URLEncodedString(),
-            y: nil, curve: .ed25519)]))
-        peers.get("/.well-known/jwks.json") { _, _ in Data(jwks).jsonResponse() }
-        peers.get("/v1/auth/revocations") { _, _ in
-            Data(#"{"sessionIds":[],"windowSeconds":965}"#.utf8).jsonResponse()
-        }
-        peers.get("/v1/auth/health/live") { _, _ in "ok" }
+        authority.addRoutes(to: peers)
         try await Application(router: peers).test(.live) { peerClient in
             let base = "http://127.0.0.1:\(peerClient.port!)"
             try await withTestDatabase { database in
@@ -60,11 +52,7 @@ struct CatalogHarness: Sendable {
     }
 
     static func token(user: UUID = UUID()) async throws -> String {
-        let keys = JWTKeyCollection()
-        await keys.add(eddsa: signingKey, kid: "test-key")
-        return try await keys.sign(AccessTokenClaims(
-            user: AuthenticatedUser(userID: user, sessionID: UUID()), issuedAt: Date(), lifetime: 600, policy: .standard
-        ), kid: "test-key")
+        try await authority.token(user: user)
     }
 }
 

@@ -92,7 +92,7 @@ public actor RemoteKeySet: VerificationKeys {
 }
 
 extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
+    public func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -1,7 +1,27 @@
+import EventStore
 import Postgres
 
-/// The favorites schema's migrations: numbered from 1, append-only, never edited once released (the migrator refuses an
-/// edited one). Each runs in the schema, in one transaction with the others pending.
+/// The favorites schema's migrations: numbered from 1, append-only, never edited once released (the migrator refuses
+/// an edited one). Each runs in the schema, in one transaction with the others pending.
 enum FavoritesMigrations {
-    static let all: [Migration] = []
+    static let all: [Migration] = [
+        Migration(1, "event_store", sql: EventStoreSchema.sql),
+        Migration(2, "favorites_view", sql: """
+            -- The per-user view, updated in the same transaction as each append: every replica reads its own writes.
+            CREATE TABLE favorites (
+                user_id       uuid NOT NULL,
+                experience    text NOT NULL,
+                item_id       text NOT NULL,
+                title         text NOT NULL,
+                subtitle      text,
+                image_url     text,
+                price         double precision,
+                rating        double precision,
+                favorited_at  timestamptz NOT NULL,
+                version       bigint NOT NULL,   -- the stream version of the event that added it
+                PRIMARY KEY (user_id, experience, item_id)
+            );
+            CREATE INDEX favorites_recent ON favorites (user_id, experience, favorited_at DESC, item_id);
+            """),
+    ]
 }

@@ -1,0 +1,81 @@
+import Contracts
+import Foundation
+
+/// The events of a user's favorites stream, as stored (type name, schema version, JSON payload).
+enum FavoriteEvent: Equatable, Sendable {
+    case added(FavoriteSnapshot)
+    case removed(experience: ExperienceID, itemId: String)
+    case cleared(experience: ExperienceID)
+
+    static let addedType = "favorite-added"
+    static let removedType = "favorite-removed"
+    static let clearedType = "favorites-cleared"
+
+    var type: String {
+        switch self {
+        case .added: Self.addedType
+        case .removed: Self.removedType
+        case .cleared: Self.clearedType
+        }
+    }
+
+    /// The payload of each type, version 1.
+    struct Removed: Codable, Equatable { var experience: String; var itemId: String }
+    struct Cleared: Codable, Equatable { var experience: String }
+
+    /// Reads a stored event, upcasting older schema versions (none yet: every type is at version 1). Unknown types
+    /// and versions are nil, so a newer writer's events never break an older reader.
+    static func decode(type: String, schemaVersion: Int, data: Data) -> FavoriteEvent? {
+        guard schemaVersion == 1 else { return nil }
+        let decoder = JSONDecoder()
+        switch type {
+        case addedType: return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map(FavoriteEvent.added)
+        case removedType:
+            return (try? decoder.decode(Removed.self, from: data)).map {
+                .removed(experience: ExperienceID(rawValue: $0.experience), itemId: $0.itemId)
+            }
+        case clearedType:
+            return (try? decoder.decode(Cleared.self, from: data)).map {
+                .cleared(experience: ExperienceID(rawValue: $0.experience))
+            }
+        default: return nil
+        }
+    }
+}
+
+/// What a favorite stores about its item: taken from catalog-proxy when favorited, never refreshed.
+struct FavoriteSnapshot: Codable, Equatable, Sendable {
+    var experience: String
+    var itemId: String
+    var title: String
+    var subtitle: String?
+    var imageURL: String?
+    var price: Double?
+    var rating: Double?
+
+    init(item: CatalogItem) {
+        experience = item.experience.rawValue
+        itemId = item.id
+        title = item.title
+        subtitle = item.subtitle
+        imageURL = item.imageURL
+        // The lowest price any range lists: what "sort by price" means for an event.
+        price = item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min()
+        rating = nil  // none of today's sources rates its items
+    }
+}
+
+/// Commands checked against the user's current favorites: a command that would change nothing produces no event.
+enum FavoritesCommands {
+    static func favorite(_ snapshot: FavoriteSnapshot, alreadyFavorite: Bool) -> FavoriteEvent? {
+        alreadyFavorite ? nil : .added(snapshot)
+    }
+
+    static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool) -> FavoriteEvent? {
+        isFavorite ? .removed(experience: experience, itemId: itemId) : nil
+    }
+
+    static func clear(experience: ExperienceID, favoriteCount: Int) -> FavoriteEvent? {
+        favoriteCount > 0 ? .cleared(experience: experience) : nil
+    }
+}

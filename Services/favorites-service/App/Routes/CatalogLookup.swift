@@ -1,0 +1,61 @@
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceKit
+
+/// Asks catalog-proxy for the item being favorited, as the user (their bearer token) and with the request's id.
+struct CatalogLookup: Sendable {
+    let baseURL: String
+    let httpClient: HTTPClient
+
+    func item(experience: ExperienceID, id: String, bearer: String, requestID: String, logger: Logger) async throws
+        -> CatalogItem
+    {
+        let path = "/v1/catalog/\(Self.encode(experience.rawValue))/items/\(Self.encode(id))"
+        var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
+        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
+        request.headers.add(name: "X-Request-ID", value: requestID)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await httpClient.execute(request, timeout: .seconds(8))
+            body = try await response.body.collect(upTo: 1 << 20)
+        } catch {
+            logger.warning("catalog-proxy unreachable", metadata: ["error": "\(type(of: error))"])
+            throw Self.unavailable
+        }
+        switch response.status.code {
+        case 200:
+            guard let item = try? ServiceJSON.decoder.decode(CatalogItem.self, from: Data(body.readableBytesView)) else {
+                throw Self.unavailable
+            }
+            return item
+        case 404:
+            throw ServiceProblem(.notFound, .notFound, "The catalog has no item \(id) in \(experience).")
+        case 400:
+            throw ServiceProblem.validation([FieldError(field: "itemId", message: "is not an id of this catalog")])
+        default:
+            logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(response.status.code)"])
+            throw Self.unavailable
+        }
+    }
+
+    static let unavailable = ServiceProblem(
+        .serviceUnavailable, .catalogUnavailable,
+        "The catalog cannot confirm the item right now, so nothing was saved; retry shortly.",
+        headers: [.retryAfter: "2"]
+    )
+
+    private static let unreserved = CharacterSet(charactersIn:
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// Every byte outside the unreserved set is percent-encoded: an id can never add a path segment or a query.
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+}

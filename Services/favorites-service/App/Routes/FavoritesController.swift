@@ -1,0 +1,221 @@
+import Contracts
+import Crypto
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Postgres
+import ServiceKit
+
+/// The favorites API. The owner is always the token's user: no path, query or body names a user.
+struct FavoritesController: Sendable {
+    let store: FavoritesStore
+    let catalog: CatalogLookup
+
+    static let maximumPageSize = 100
+
+    func register(on routes: RouterGroup<AuthenticatedContext>) {
+        routes.get("", use: list)
+        routes.delete("", use: clear)
+        routes.get("ids", use: ids)
+        routes.get("changes", use: changes)
+        routes.put(":experience/:itemId", use: favorite)
+        routes.delete(":experience/:itemId", use: unfavorite)
+    }
+
+    enum Outcome: Sendable {
+        case created(Favorite)
+        case existing(Favorite?)
+    }
+
+    /// 201 with the favorite the first time, 200 when it already was one. The item is looked up in catalog-proxy
+    /// first; if that fails nothing is written.
+    @Sendable func favorite(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let experience = try Self.experience(context.parameters.get("experience"))
+        let requestedID = try Self.itemID(context.parameters.get("itemId"))
+        let user = context.user.userID
+        let eventID = Self.eventID(user: user, request: request)
+        let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
+        let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
+                                          requestID: context.requestID, logger: context.logger)
+        let snapshot = FavoriteSnapshot(item: item)
+        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
+        let now = Date()
+        let outcome = try await store.pool.withTransaction { connection -> Outcome in
+            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            // A retried request (same Idempotency-Key) returns what the first one did, before any state check.
+            if let eventID, try EventStore.version(of: eventID, in: FavoritesStore.stream(of: user), on: connection) != nil {
+                return .existing(try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection))
+            }
+            let current = try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection)
+            guard let event = FavoritesCommands.favorite(snapshot, alreadyFavorite: current != nil) else {
+                return .existing(current)
+            }
+            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
+                                          on: connection)
+            return .created(try FavoritesStore.find(user: user, experience: experience, itemId: item.id,
+                                                    on: connection)!)
+        }
+        switch outcome {
+        case .created(let favorite):
+            return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
+        case .existing(let favorite):
+            guard let favorite else { return Response(status: .ok) }  // retried add, removed since
+            return try ServiceJSON.encoder.encode(favorite).jsonResponse()
+        }
+    }
+
+    /// 204 whether or not it was a favorite.
+    @Sendable func unfavorite(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let experience = try Self.experience(context.parameters.get("experience"))
+        let itemId = try Self.itemID(context.parameters.get("itemId"))
+        let user = context.user.userID
+        let eventID = Self.eventID(user: user, request: request)
+        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
+        let now = Date()
+        try await store.pool.withTransaction { connection in
+            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            if let eventID, try EventStore.version(of: eventID, in: FavoritesStore.stream(of: user), on: connection) != nil {
+                return
+            }
+            let isFavorite = try FavoritesStore.find(user: user, experience: experience, itemId: itemId,
+                                                     on: connection) != nil
+            if let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId, isFavorite: isFavorite) {
+                _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
+                                              on: connection)
+            }
+        }
+        return Response(status: .noContent)
+    }
+
+    /// `DELETE /v1/favorites?experience=`: every favorite of one experience, in one event.
+    @Sendable func clear(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
+        let user = context.user.userID
+        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
+        let now = Date()
+        try await store.pool.withTransaction { connection in
+            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            let count = try FavoritesStore.count(user: user, experience: experience, on: connection)
+            if let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) {
+                _ = try FavoritesStore.record(event, id: UUID(), user: user, metadata: metadata, at: now, on: connection)
+            }
+        }
+        return Response(status: .noContent)
+    }
+
+    /// `GET /v1/favorites?experience=&sort=&limit=&cursor=` from the per-user view; `ETag` follows the stream version.
+    @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let experience = try Self.experience(query["experience"].map(String.init))
+        var errors: [FieldError] = []
+        let sortText = query["sort"].map(String.init) ?? FavoriteSort.recent.rawValue
+        let sort = FavoriteSort(rawValue: sortText)
+        if sort == nil {
+            let known = FavoriteSort.allCases.map(\.rawValue).joined(separator: ", ")
+            errors.append(FieldError(field: "sort", message: "must be one of \(known)"))
+        }
+        var limit = 50
+        if let text = query["limit"] {
+            if let value = Int(text), value >= 1 { limit = min(value, Self.maximumPageSize) }
+            else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
+        }
+        var offset = 0
+        if let cursor = query["cursor"] {
+            if let decoded = Self.offset(fromCursor: String(cursor)) { offset = decoded }
+            else { errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned")) }
+        }
+        guard let sort, errors.isEmpty else { throw ServiceProblem.validation(errors) }
+        let user = context.user.userID
+        let version = try await store.version(user: user)
+        let etag = "\"v\(version)-\(sort.rawValue)-\(limit)-\(offset)\""
+        if request.headers[.ifNoneMatch] == etag {
+            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+        }
+        let items = try await store.page(user: user, experience: experience, sort: sort, limit: limit + 1,
+                                         offset: offset)
+        let page = FavoritePage(items: Array(items.prefix(limit)),
+                                nextCursor: items.count > limit ? Self.cursor(offset: offset + limit) : nil,
+                                version: version)
+        return try ServiceJSON.encoder.encode(page)
+            .jsonResponse(headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+    }
+
+    /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
+    @Sendable func ids(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
+        let user = context.user.userID
+        let version = try await store.version(user: user)
+        let ids = try await store.ids(user: user, experience: experience)
+        return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience, itemIds: ids, version: version))
+            .jsonResponse(headers: [.eTag: "\"v\(version)\"", .cacheControl: "private, no-cache"])
+    }
+
+    /// `GET /v1/favorites/changes?since=N`: the user's own changes after version N, oldest first.
+    @Sendable func changes(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let sinceText = request.uri.queryParameters["since"].map(String.init) ?? "0"
+        guard let since = Int64(sinceText), since >= 0 else {
+            throw ServiceProblem.validation([FieldError(field: "since", message: "must be a version (0 or more)")])
+        }
+        let limit = 500
+        let events = try await EventStore.read(FavoritesStore.stream(of: context.user.userID), after: since,
+                                               limit: limit, pool: store.pool)
+        let changes = events.compactMap { event -> FavoriteChange? in
+            switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion,
+                                        data: Data(event.data.utf8)) {
+            case .added(let item):
+                FavoriteChange(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
+                               itemId: item.itemId, at: event.recordedAt)
+            case .removed(let experience, let itemId):
+                FavoriteChange(version: event.version, kind: .removed, experience: experience, itemId: itemId,
+                               at: event.recordedAt)
+            case .cleared(let experience):
+                FavoriteChange(version: event.version, kind: .cleared, experience: experience, itemId: nil,
+                               at: event.recordedAt)
+            case nil: nil
+            }
+        }
+        let body = FavoriteChanges(changes: changes, version: events.last?.version ?? since,
+                                   hasMore: events.count == limit)
+        return try ServiceJSON.encoder.encode(body).jsonResponse(headers: [.cacheControl: "private, no-cache"])
+    }
+
+    // MARK: Input
+
+    static func experience(_ text: String?) throws -> ExperienceID {
+        guard let text, !text.isEmpty else {
+            throw ServiceProblem.validation([FieldError(field: "experience", message: "is required")])
+        }
+        let experience = ExperienceID(rawValue: text)
+        guard Experience.named(experience) != nil else {
+            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(text)\".")
+        }
+        return experience
+    }
+
+    static func itemID(_ text: String?) throws -> String {
+        guard let text, (1...128).contains(text.utf8.count), !text.contains(where: { $0.isNewline || $0 == "/" })
+        else { throw ServiceProblem.validation([FieldError(field: "itemId", message: "must be 1 to 128 characters")]) }
+        return text
+    }
+
+    /// With an `Idempotency-Key`, the event id is derived from it (per user), so a retry is recognised.
+    static func eventID(user: UUID, request: Request) -> UUID? {
+        guard let key = request.headers[.idempotencyKey], (1...200).contains(key.utf8.count) else { return nil }
+        var bytes = Array(SHA256.hash(data: Data("\(user.uuidString.lowercased()):\(key)".utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50  // a name-based UUID (version 5 layout)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                           bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+
+    static func cursor(offset: Int) -> String { Data("o:\(offset)".utf8).base64URLEncodedString() }
+
+    static func offset(fromCursor text: String) -> Int? {
+        guard let data = Data(base64URLEncoded: text), let decoded = String(data: data, encoding: .utf8),
+              decoded.hasPrefix("o:"), let offset = Int(decoded.dropFirst(2)), offset >= 0
+        else { return nil }
+        return offset
+    }
+}

@@ -1,0 +1,129 @@
+import Contracts
+import EventStore
+import Foundation
+import Postgres
+
+/// How a favorites list is ordered.
+enum FavoriteSort: String, CaseIterable, Sendable {
+    case recent, oldest, title, price
+}
+
+/// The favorites view and the user's event stream. Functions taking a connection run inside the caller's
+/// transaction, after ``EventStore/lock(_:on:)``: a command's check and its append see the same state.
+struct FavoritesStore: Sendable {
+    let pool: DatabasePool
+
+    /// One stream per user.
+    static func stream(of user: UUID) -> String { "user-" + user.uuidString.lowercased() }
+
+    static func find(user: UUID, experience: ExperienceID, itemId: String,
+                     on connection: isolated PostgresConnection) throws -> Favorite? {
+        try connection.query("""
+            SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+             WHERE user_id = \(user) AND experience = \(experience.rawValue) AND item_id = \(itemId)
+            """, prepare: true).rows.first.map(favorite)
+    }
+
+    static func count(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) throws -> Int {
+        try connection.query("""
+            SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+            """).single().decode(Int.self, at: 0)
+    }
+
+    /// Appends `event` to the user's stream and applies it to the view, in the caller's transaction.
+    static func record(_ event: FavoriteEvent, id: UUID, user: UUID, metadata: EventMetadata, at date: Date,
+                       on connection: isolated PostgresConnection) throws -> AppendResult {
+        let stored: NewEvent = switch event {
+        case .added(let snapshot):
+            try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata)
+        case .removed(let experience, let itemId):
+            try NewEvent(id: id, type: event.type,
+                         data: FavoriteEvent.Removed(experience: experience.rawValue, itemId: itemId), metadata: metadata)
+        case .cleared(let experience):
+            try NewEvent(id: id, type: event.type, data: FavoriteEvent.Cleared(experience: experience.rawValue),
+                         metadata: metadata)
+        }
+        let result = try EventStore.append([stored], to: stream(of: user), expected: .any, on: connection)
+        if !result.alreadyApplied {
+            try apply(event, user: user, version: result.lastVersion, at: date, on: connection)
+        }
+        return result
+    }
+
+    /// The view's change for one event (also what a rebuild replays).
+    static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
+                      on connection: isolated PostgresConnection) throws {
+        switch event {
+        case .added(let item):
+            try connection.query("""
+                INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating,
+                                       favorited_at, version)
+                VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
+                        \(item.price), \(item.rating), \(date), \(version))
+                ON CONFLICT (user_id, experience, item_id) DO NOTHING
+                """, prepare: true)
+        case .removed(let experience, let itemId):
+            try connection.query("""
+                DELETE FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+                   AND item_id = \(itemId)
+                """, prepare: true)
+        case .cleared(let experience):
+            try connection.query("""
+                DELETE FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+                """)
+        }
+    }
+
+    /// One page of the user's favorites of one experience, in `sort` order.
+    func page(user: UUID, experience: ExperienceID, sort: FavoriteSort, limit: Int, offset: Int) async throws
+        -> [Favorite]
+    {
+        let exp = experience.rawValue
+        let result = switch sort {
+        case .recent:
+            try await pool.query("""
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+                 WHERE user_id = \(user) AND experience = \(exp)
+                 ORDER BY favorited_at DESC, item_id LIMIT \(limit) OFFSET \(offset)
+                """, prepare: true)
+        case .oldest:
+            try await pool.query("""
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+                 WHERE user_id = \(user) AND experience = \(exp)
+                 ORDER BY favorited_at, item_id LIMIT \(limit) OFFSET \(offset)
+                """, prepare: true)
+        case .title:
+            try await pool.query("""
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+                 WHERE user_id = \(user) AND experience = \(exp)
+                 ORDER BY lower(title), item_id LIMIT \(limit) OFFSET \(offset)
+                """, prepare: true)
+        case .price:
+            try await pool.query("""
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+                 WHERE user_id = \(user) AND experience = \(exp)
+                 ORDER BY price NULLS LAST, item_id LIMIT \(limit) OFFSET \(offset)
+                """, prepare: true)
+        }
+        return try result.rows.map(Self.favorite)
+    }
+
+    func ids(user: UUID, experience: ExperienceID) async throws -> [String] {
+        try await pool.query("""
+            SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+             ORDER BY item_id
+            """, prepare: true).decode(as: String.self)
+    }
+
+    func version(user: UUID) async throws -> Int64 {
+        try await pool.query("SELECT version FROM event_streams WHERE stream_id = \(Self.stream(of: user))",
+                             prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
+    }
+
+    static func favorite(_ row: PostgresRow) throws -> Favorite {
+        let (experience, itemId, title, subtitle, imageURL, price, rating, at) =
+            try row.decode((String, String, String, String?, String?, Double?, Double?, Date).self)
+        return Favorite(experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
+                        imageURL: imageURL, price: price, rating: rating, favoritedAt: at)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// One favorite, with the snapshot of the item taken when it was favorited: enough to draw the cell of the Favorites
+/// tab without asking the catalog.
+public struct Favorite: Codable, Sendable, Equatable {
+    public var experience: ExperienceID
+    public var itemId: String
+    public var title: String
+    public var subtitle: String?
+    public var imageURL: String?
+    /// The lowest price the source listed, when it lists prices (sortable).
+    public var price: Double?
+    /// The source's rating, when it has one (sortable).
+    public var rating: Double?
+    public var favoritedAt: Date
+
+    public init(experience: ExperienceID, itemId: String, title: String, subtitle: String?, imageURL: String?,
+                price: Double?, rating: Double?, favoritedAt: Date) {
+        self.experience = experience
+        self.itemId = itemId
+        self.title = title
+        self.subtitle = subtitle
+        self.imageURL = imageURL
+        self.price = price
+        self.rating = rating
+        self.favoritedAt = favoritedAt
+    }
+}
+
+/// `GET /v1/favorites?experience=`: one page of the user's favorites.
+public struct FavoritePage: Codable, Sendable, Equatable {
+    public var items: [Favorite]
+    public var nextCursor: String?
+    /// The user's stream version this page was read at (also the `ETag`).
+    public var version: Int64
+
+    public init(items: [Favorite], nextCursor: String?, version: Int64) {
+        self.items = items
+        self.nextCursor = nextCursor
+        self.version = version
+    }
+}
+
+/// `GET /v1/favorites/ids?experience=`: which items to draw with a filled heart.
+public struct FavoriteIDs: Codable, Sendable, Equatable {
+    public var experience: ExperienceID
+    public var itemIds: [String]
+    public var version: Int64
+
+    public init(experience: ExperienceID, itemIds: [String], version: Int64) {
+        self.experience = experience
+        self.itemIds = itemIds
+        self.version = version
+    }
+}
+
+/// One change to the user's favorites, for incremental sync across devices.
+public struct FavoriteChange: Codable, Sendable, Equatable {
+    public enum Kind: String, Codable, Sendable { case added, removed, cleared }
+
+    public var version: Int64
+    public var kind: Kind
+    public var experience: ExperienceID
+    /// Absent for `cleared`.
+    public var itemId: String?
+    public var at: Date
+
+    public init(version: Int64, kind: Kind, experience: ExperienceID, itemId: String?, at: Date) {
+        self.version = version
+        self.kind = kind
+        self.experience = experience
+        self.itemId = itemId
+        self.at = at
+    }
+}
+
+/// `GET /v1/favorites/changes?since=N`.
+public struct FavoriteChanges: Codable, Sendable, Equatable {
+    public var changes: [FavoriteChange]
+    /// The stream version after the last change listed; pass it as `since` next time.
+    public var version: Int64
+    /// More changes follow; ask again with `since=version`.
+    public var hasMore: Bool
+
+    public init(changes: [FavoriteChange], version: Int64, hasMore: Bool) {
+        self.changes = changes
+        self.version = version
+        self.hasMore = hasMore
+    }
+}

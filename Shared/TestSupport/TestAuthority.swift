@@ -1,0 +1,34 @@
+import Foundation
+import Hummingbird
+import JWTKit
+import ServiceKit
+
+/// Stands in for auth-service in tests of the other services: publishes a key set and an (empty) revocation list on
+/// any router, and signs access tokens those services accept.
+public struct TestAuthority: Sendable {
+    public let signingKey: EdDSA.PrivateKey
+    public let kid = "test-key"
+
+    public init() {
+        signingKey = try! EdDSA.PrivateKey()  // generating a key cannot fail for Ed25519
+    }
+
+    /// `/.well-known/jwks.json`, `/v1/auth/revocations` and `/v1/auth/health/live`.
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        let jwks = (try? JSONEncoder().encode(JWKS(keys: [JWK.octetKeyPair(
+            .eddsa, identifier: JWKIdentifier(string: kid),
+            x: signingKey.publicKey.rawRepresentation.base64URLEncodedString(), y: nil, curve: .ed25519)]))) ?? Data()
+        router.get("/.well-known/jwks.json") { _, _ in jwks.jsonResponse() }
+        router.get("/v1/auth/revocations") { _, _ in Data(#"{"sessionIds":[],"windowSeconds":965}"#.utf8).jsonResponse() }
+        router.get("/v1/auth/health/live") { _, _ in "ok" }
+    }
+
+    /// An access token for `user`, valid for ten minutes.
+    public func token(user: UUID = UUID()) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(eddsa: signingKey, kid: JWKIdentifier(string: kid))
+        return try await keys.sign(AccessTokenClaims(
+            user: AuthenticatedUser(userID: user, sessionID: UUID()), issuedAt: Date(), lifetime: 600, policy: .standard
+        ), kid: JWKIdentifier(string: kid))
+    }
+}

@@ -1,0 +1,169 @@
+import Contracts
+import Foundation
+@testable import FavoritesService
+import HTTPTypes
+import HummingbirdTesting
+import ServiceKit
+import Testing
+
+/// The favorites API end to end with its real peers: catalog lookups over HTTP, the event log and the inline view.
+@Suite struct FavoritesAPITests {
+    static let nightWatch = "/v1/favorites/rijksmuseum/SK-C-5"
+    static let event = "/v1/favorites/ticketmaster/G5diZfkn0B-bh"
+
+    @Test func favoritingStoresASnapshotOnceAndIsReadBackAtOnce() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let first = try await api.call(.put, Self.nightWatch, as: ana)
+            #expect(first.status == .created)
+            let favorite = try first.decode(Favorite.self)
+            #expect(favorite.itemId == "SK-C-5")
+            #expect(favorite.title.contains("Night Watch") || favorite.title.contains("Nachtwacht"))
+            #expect(favorite.imageURL?.hasPrefix("https://") == true)
+            #expect(try await api.call(.put, Self.nightWatch, as: ana).status == .ok)
+            #expect(try await api.eventCount(of: ana) == 1)
+
+            let page = try await api.call(.get, "/v1/favorites?experience=rijksmuseum", as: ana)
+            #expect(page.status == .ok)
+            let list = try page.decode(FavoritePage.self)
+            #expect(list.items.map(\.itemId) == ["SK-C-5"])
+            #expect(list.version == 1)
+            let etag = try #require(page.headers[.eTag])
+            #expect(try await api.call(.get, "/v1/favorites?experience=rijksmuseum", as: ana,
+                                       headers: [.ifNoneMatch: etag]).status == .notModified)
+            let ids = try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self)
+            #expect(ids.itemIds == ["SK-C-5"])
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self).itemIds.isEmpty)
+        }
+    }
+
+    @Test func unfavoriteAndClearAreIdempotentAndNoOpsWriteNothing() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            _ = try await api.call(.put, Self.event, as: ana)
+            _ = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
+            #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
+            #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
+            #expect(try await api.eventCount(of: ana) == 3)  // added, added, removed: the second delete wrote nothing
+            #expect(try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ana).status == .noContent)
+            #expect(try await api.eventCount(of: ana) == 4)  // one clear event
+            let ids = try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self)
+            #expect(ids.itemIds.isEmpty)
+            #expect(ids.version == 4)
+
+            let changes = try await api.call(.get, "/v1/favorites/changes?since=1", as: ana).decode(FavoriteChanges.self)
+            #expect(changes.changes.map(\.kind) == [.added, .removed, .cleared])
+            #expect(changes.changes.map(\.version) == [2, 3, 4])
+            #expect(changes.version == 4)
+        }
+    }
+
+    @Test func aRetryWithTheSameIdempotencyKeyIsAppliedOnce() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let key: HTTPFields = [.idempotencyKey: "tap-1"]
+            #expect(try await api.call(.put, Self.event, as: ana, headers: key).status == .created)
+            #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
+            // The first PUT's response was lost; the app retries it after the user already unfavorited.
+            #expect(try await api.call(.put, Self.event, as: ana, headers: key).status == .ok)
+            #expect(try await api.eventCount(of: ana) == 2)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self).itemIds.isEmpty)
+        }
+    }
+
+    @Test func concurrentFavoritesOfOneUserAllLandInOrder() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let ids = ["G5diZfkn0B-bh", "vv17FZfdGkSrrMju", "vvG18Z4m501KZN", "vv1k8Z4E0YG7MA0I", "1Ae7ZfdGkSp307Y"]
+            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for id in ids { group.addTask { try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana).status } }
+                for try await status in group { #expect(status == .created) }
+            }
+            let changes = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana).decode(FavoriteChanges.self)
+            #expect(changes.changes.map(\.version) == [1, 2, 3, 4, 5])
+            #expect(Set(changes.changes.compactMap(\.itemId)) == Set(ids))
+        }
+    }
+
+    @Test func sortsAndPagesFromTheView() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            for id in ["vvG18Z4m501KZN", "G5diZfkn0B-bh", "vv1k8Z4E0YG7MA0I"] {
+                _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana)
+            }
+            let recent = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
+                .decode(FavoritePage.self)
+            #expect(recent.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "G5diZfkn0B-bh", "vvG18Z4m501KZN"])
+            let oldest = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=oldest&limit=2", as: ana)
+                .decode(FavoritePage.self)
+            #expect(oldest.items.map(\.itemId) == ["vvG18Z4m501KZN", "G5diZfkn0B-bh"])
+            let cursor = try #require(oldest.nextCursor)
+            let rest = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=oldest&limit=2&cursor=\(cursor)",
+                                          as: ana).decode(FavoritePage.self)
+            #expect(rest.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I"])
+            #expect(rest.nextCursor == nil)
+            let titles = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=title", as: ana)
+                .decode(FavoritePage.self).items.map(\.title)
+            #expect(titles == titles.sorted { $0.lowercased() < $1.lowercased() })
+            let priced = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=price", as: ana)
+                .decode(FavoritePage.self).items
+            let prices = priced.map(\.price)
+            let known = prices.compactMap { $0 }
+            #expect(!known.isEmpty)
+            #expect(known == known.sorted())
+            #expect(prices.prefix(known.count).allSatisfy { $0 != nil })  // events without prices come last
+            #expect(try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=random", as: ana).status
+                    == .badRequest)
+        }
+    }
+
+    @Test func oneUserNeverSeesOrChangesAnothersFavorites() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let ben = try await api.user()
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            #expect(try await api.call(.get, "/v1/favorites?experience=rijksmuseum", as: ben)
+                .decode(FavoritePage.self).items.isEmpty)
+            #expect(try await api.call(.delete, Self.nightWatch, as: ben).status == .noContent)
+            #expect(try await api.call(.delete, "/v1/favorites?experience=rijksmuseum", as: ben).status == .noContent)
+            #expect(try await api.call(.get, "/v1/favorites/changes?since=0", as: ben)
+                .decode(FavoriteChanges.self).changes.isEmpty)
+            // Naming Ana anywhere does not help Ben: the owner is the token's user.
+            _ = try await api.call(.get, "/v1/favorites?experience=rijksmuseum&user=\(ana.id)", as: ben)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self).itemIds == ["SK-C-5"])
+            #expect(try await api.eventCount(of: ben) == 0)
+            let anonymous = try await api.client.execute(uri: "/v1/favorites?experience=rijksmuseum", method: .get) { $0 }
+            #expect(anonymous.status == .unauthorized)
+        }
+    }
+
+    @Test func anUnknownItemOrExperienceIsRefusedAndNothingIsWritten() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let unknown = try await api.call(.put, "/v1/favorites/ticketmaster/unknown-id", as: ana)
+            #expect(unknown.status == .notFound)
+            #expect(try await api.call(.put, "/v1/favorites/netflix/x", as: ana).status == .notFound)
+            let hostile = try await api.call(.put, "/v1/favorites/ticketmaster/..%2F..%2Fadmin", as: ana)
+            #expect((400..<500).contains(Int(hostile.status.code)))
+            #expect(try await api.call(.get, "/v1/favorites?experience=", as: ana).status == .badRequest)
+            #expect(try await api.eventCount(of: ana) == 0)
+        }
+    }
+
+    @Test func whenTheCatalogIsDownNothingIsWritten() async throws {
+        try await FavoritesHarness.run(catalogURL: "http://127.0.0.1:1") { api in
+            let ana = try await api.user()
+            let response = try await api.call(.put, Self.nightWatch, as: ana)
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.problem?.type == .catalogUnavailable)
+            #expect(response.headers[.retryAfter] != nil)
+            #expect(try await api.eventCount(of: ana) == 0)
+        }
+    }
+}
