@@ -105,7 +105,10 @@ let package = Package(
         // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
         .target(
             name: "TestSupport",
-            dependencies: ["Postgres", "ServiceKit", hummingbird, hummingbirdTesting, logging, configuration, jwtKit],
+            dependencies: [
+                "Postgres", "ServiceKit", "Contracts", hummingbird, hummingbirdTesting, logging, configuration, jwtKit,
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Shared/TestSupport",
             swiftSettings: strictSettings
         ),

@@ -76,10 +76,3 @@ struct AuthClient: Sendable {
     }
 }
 
-extension TestResponse {
-    func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-        try ServiceJSON.decoder.decode(type, from: Data(body.readableBytesView))
-    }
-
-    var problem: ProblemDetails? { try? decode(ProblemDetails.self) }
-}

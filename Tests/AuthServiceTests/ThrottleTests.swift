@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import TestSupport
 import Testing
 
 @Suite struct ThrottleTests {

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import ReplayUpstream
+import TestSupport
 import Testing
 
 /// catalog-proxy through real HTTP to the replay upstream: caching, coalescing, failures, and input that must never

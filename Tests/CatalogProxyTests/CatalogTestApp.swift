@@ -56,10 +56,3 @@ struct CatalogHarness: Sendable {
     }
 }
 
-extension TestResponse {
-    func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-        try ServiceJSON.decoder.decode(type, from: Data(body.readableBytesView))
-    }
-
-    var problem: ProblemDetails? { try? decode(ProblemDetails.self) }
-}

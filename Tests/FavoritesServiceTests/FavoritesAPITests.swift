@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import ServiceKit
+import TestSupport
 import Testing
 
 /// The favorites API end to end with its real peers: catalog lookups over HTTP, the event log and the inline view.

@@ -80,10 +80,3 @@ struct FavoritesHarness: Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().appending(path: "shared/fixtures")
 }
 
-extension TestResponse {
-    func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
-        try ServiceJSON.decoder.decode(type, from: Data(body.readableBytesView))
-    }
-
-    var problem: ProblemDetails? { try? decode(ProblemDetails.self) }
-}

@@ -55,7 +55,3 @@ enum KitTestApp {
     }
 }
 
-extension TestResponse {
-    /// The body as a problem document.
-    var problem: ProblemDetails? { try? JSONDecoder().decode(ProblemDetails.self, from: Data(body.readableBytesView)) }
-}

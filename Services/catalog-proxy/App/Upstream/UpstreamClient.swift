@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import ServiceKit
 import Synchronization
 
 /// How the proxy talks to one upstream.
@@ -199,15 +200,9 @@ struct UpstreamClient: Sendable {
     func url(for request: UpstreamRequest) -> String {
         var items = request.query
         if let key = settings.apiKey { items.append(.init(name: keyParameter, value: key)) }
-        let query = items.map { "\(Self.encode($0.name))=\(Self.encode($0.value))" }.joined(separator: "&")
+        let query = items.map { "\($0.name.percentEncodedComponent)=\($0.value.percentEncodedComponent)" }
+            .joined(separator: "&")
         let base = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL
         return base + request.path + (query.isEmpty ? "" : "?" + query)
-    }
-
-    private static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 }

@@ -15,7 +15,8 @@ struct CatalogLookup: Sendable {
     func item(experience: ExperienceID, id: String, bearer: String, requestID: String, logger: Logger) async throws
         -> CatalogItem
     {
-        let path = "/v1/catalog/\(Self.encode(experience.rawValue))/items/\(Self.encode(id))"
+        // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query.
+        let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
         var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "X-Request-ID", value: requestID)
@@ -50,12 +51,4 @@ struct CatalogLookup: Sendable {
         "The catalog cannot confirm the item right now, so nothing was saved; retry shortly.",
         headers: [.retryAfter: "2"]
     )
-
-    private static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    /// Every byte outside the unreserved set is percent-encoded: an id can never add a path segment or a query.
-    static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-    }
 }
