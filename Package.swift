@@ -121,7 +121,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ])
         + Target.service("favorites-service", module: "FavoritesService", dependencies: [
-            "EventStore", httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),
+            "EventStore", httpClient, crypto, serviceLifecycle, .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
         ])
         + [

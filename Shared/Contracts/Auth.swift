@@ -155,3 +155,22 @@ public struct RevokedSessions: Codable, Sendable, Equatable {
         self.windowSeconds = windowSeconds
     }
 }
+
+/// `GET /v1/auth/deleted-accounts?since=`: accounts deleted after a moment, so services holding data of a user
+/// (favorites) erase it. A user id is not a credential; nothing else about the account is listed.
+public struct DeletedAccounts: Codable, Sendable, Equatable {
+    public struct Entry: Codable, Sendable, Equatable {
+        public var userId: UUID
+        public var deletedAt: Date
+
+        public init(userId: UUID, deletedAt: Date) {
+            self.userId = userId
+            self.deletedAt = deletedAt
+        }
+    }
+
+    /// Oldest first; at most 1000 per call (ask again with `since` = the last `deletedAt`).
+    public var accounts: [Entry]
+
+    public init(accounts: [Entry]) { self.accounts = accounts }
+}

@@ -199,12 +199,15 @@ public enum EventStore {
     public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) throws
         -> Int
     {
+        try lock(stream, on: connection)  // an append in flight finishes first, or waits and finds the stream gone
         try connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
         let removed = try connection.query("DELETE FROM events WHERE stream_id = \(stream)").affectedRows
-        try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)")
-        try connection.query("""
-            INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))
-            """)
+        let existed = try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)").affectedRows > 0
+        if existed || removed > 0 {  // erasing again (a retry) is a no-op and leaves no second audit row
+            try connection.query("""
+                INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))
+                """)
+        }
         try connection.query("SELECT set_config('event_store.erasure', 'off', true)")
         return removed
     }

@@ -2,18 +2,30 @@ import Foundation
 import Hummingbird
 import JWTKit
 import ServiceKit
+import Synchronization
+import Contracts
 
 /// Stands in for auth-service in tests of the other services: publishes a key set and an (empty) revocation list on
 /// any router, and signs access tokens those services accept.
 public struct TestAuthority: Sendable {
     public let signingKey: EdDSA.PrivateKey
     public let kid = "test-key"
+    /// What `/v1/auth/deleted-accounts` lists; tests add to it.
+    public let deletedAccounts = DeletionList()
+
+    public final class DeletionList: Sendable {
+        private let entries = Mutex<[DeletedAccounts.Entry]>([])
+        public func add(_ user: UUID, at date: Date = Date()) {
+            entries.withLock { $0.append(.init(userId: user, deletedAt: date)) }
+        }
+        var all: [DeletedAccounts.Entry] { entries.withLock { $0 } }
+    }
 
     public init() {
         signingKey = try! EdDSA.PrivateKey()  // generating a key cannot fail for Ed25519
     }
 
-    /// `/.well-known/jwks.json`, `/v1/auth/revocations` and `/v1/auth/health/live`.
+    /// `/.well-known/jwks.json`, `/v1/auth/revocations`, `/v1/auth/deleted-accounts` and `/v1/auth/health/live`.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let jwks = (try? JSONEncoder().encode(JWKS(keys: [JWK.octetKeyPair(
             .eddsa, identifier: JWKIdentifier(string: kid),
@@ -21,6 +33,10 @@ public struct TestAuthority: Sendable {
         router.get("/.well-known/jwks.json") { _, _ in jwks.jsonResponse() }
         router.get("/v1/auth/revocations") { _, _ in Data(#"{"sessionIds":[],"windowSeconds":965}"#.utf8).jsonResponse() }
         router.get("/v1/auth/health/live") { _, _ in "ok" }
+        let deleted = deletedAccounts
+        router.get("/v1/auth/deleted-accounts") { _, _ in
+            try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted.all)).jsonResponse()
+        }
     }
 
     /// An access token for `user`, valid for ten minutes.

@@ -183,6 +183,13 @@ import Testing
             let users = try await pool.query("SELECT count(*) FROM auth.users").single().decode(Int.self, at: 0)
             await pool.close()
             #expect(users == 0)
+            // The deletion is published for the services that hold the user's data.
+            let deletions = try await api.call(.get, "/v1/auth/deleted-accounts").decode(DeletedAccounts.self)
+            #expect(deletions.accounts.map(\.userId) == [session.user.id])
+            let later = try await api.call(.get, "/v1/auth/deleted-accounts?since=2999-01-01T00:00:00Z")
+                .decode(DeletedAccounts.self)
+            #expect(later.accounts.isEmpty)
+            #expect(try await api.call(.get, "/v1/auth/deleted-accounts?since=yesterday").status == .badRequest)
             // The email is free again.
             _ = try await api.signUp(email: email)
         }

@@ -36,25 +36,34 @@ import Testing
         }
     }
 
+    /// A clock the test moves by hand.
+    final class ManualClock: Sendable {
+        private let current = Mutex(ContinuousClock.now)
+        var now: ContinuousClock.Instant { current.withLock { $0 } }
+        func advance(_ duration: Duration) { current.withLock { $0 += duration } }
+    }
+
     @Test func unknownKIDsTriggerARefetchButNotAFlood() async throws {
         let server = KeyServer()
         _ = server.add("first")
         try await Application(router: server.router).test(.live) { client in
+            let clock = ManualClock()
             let keySet = RemoteKeySet(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
-                                      logger: Logger(label: "test"), refetchInterval: .milliseconds(300))
+                                      logger: Logger(label: "test"), refetchInterval: .seconds(5),
+                                      now: { clock.now })
             #expect(try await keySet.keys(containing: "first") != nil)
             #expect(try await keySet.keys(containing: "first") != nil)
             #expect(server.fetches.load(ordering: .relaxed) == 1)  // cached
 
             // A forged kid: one refetch, then no more until the interval passes.
-            try await Task.sleep(for: .milliseconds(350))
+            clock.advance(.seconds(6))
             #expect(try await keySet.keys(containing: "forged") == nil)
             #expect(try await keySet.keys(containing: "forged-again") == nil)
             #expect(server.fetches.load(ordering: .relaxed) == 2)
 
             // auth-service rotates in a key: a token signed with it is accepted after one refetch.
             let second = server.add("second")
-            try await Task.sleep(for: .milliseconds(350))
+            clock.advance(.seconds(6))
             let collection = try #require(try await keySet.keys(containing: "second"))
             let signer = JWTKeyCollection()
             await signer.add(eddsa: second, kid: "second")

@@ -3,6 +3,7 @@ import Foundation
 @testable import FavoritesService
 import HTTPTypes
 import HummingbirdTesting
+import Postgres
 import ServiceKit
 import TestSupport
 import Testing
@@ -154,6 +155,30 @@ import Testing
             #expect((400..<500).contains(Int(hostile.status.code)))
             #expect(try await api.call(.get, "/v1/favorites?experience=", as: ana).status == .badRequest)
             #expect(try await api.eventCount(of: ana) == 0)
+        }
+    }
+
+    @Test func aDeletedAccountsFavoritesAreErasedAndOthersKept() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let ben = try await api.user()
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            _ = try await api.call(.put, Self.event, as: ana)
+            _ = try await api.call(.put, Self.nightWatch, as: ben)
+            FavoritesHarness.authority.deletedAccounts.add(ana.id)
+            var remaining = try await api.eventCount(of: ana)
+            for _ in 0..<50 where remaining > 0 {  // the service polls every second here
+                try await Task.sleep(for: .milliseconds(200))
+                remaining = try await api.eventCount(of: ana)
+            }
+            #expect(remaining == 0)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self).itemIds.isEmpty)
+            #expect(try await api.eventCount(of: ben) == 1)
+            let pool = api.database.makePool(size: 1)
+            let audited = try await pool.query("SELECT events_removed FROM favorites.event_erasures").decode(as: Int.self)
+            await pool.close()
+            #expect(audited == [2])  // one audit row, even though every poll sees the deletion again
         }
     }
 

@@ -65,6 +65,7 @@ struct FavoritesHarness: Sendable {
                     try await withTestDatabase { database in
                         let reader = testConfigReader(databaseURL: database.connectionString, environment: [
                             "AUTH_URL": peer, "CATALOG_URL": catalogURL ?? "http://127.0.0.1:\(catalogClient.port!)",
+                            "ERASURE_POLL_SECONDS": "1",
                         ])
                         let app = try await FavoritesService.buildApplication(reader: reader)
                         try await app.test(.router) { client in

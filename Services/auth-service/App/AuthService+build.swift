@@ -37,7 +37,7 @@ public func buildApplication(reader: ConfigReader) async throws -> ServiceApplic
         SessionController(core: core).register(public: api, authenticated: authenticated)
         KeysController(core: core, keys: signingKeys).register(on: router, api: api)
         keys = signingKeys
-        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, throttle: throttle,
+        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: core.accounts, throttle: throttle,
                                       configuration: authConfiguration, logger: dependencies.logger)
     }
     if let keys, let maintenance {

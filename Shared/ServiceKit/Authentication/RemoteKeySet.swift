@@ -18,6 +18,7 @@ public actor RemoteKeySet: VerificationKeys {
     let logger: Logger
     let maximumAge: Duration
     let refetchInterval: Duration
+    let now: @Sendable () -> ContinuousClock.Instant
     private var collection = JWTKeyCollection()
     private var kids: Set<String> = []
     private var fetchedAt: ContinuousClock.Instant?
@@ -26,16 +27,18 @@ public actor RemoteKeySet: VerificationKeys {
 
     /// - Parameter authURL: auth-service's base URL (`AUTH_URL`).
     public init(authURL: String, httpClient: HTTPClient, logger: Logger,
-                maximumAge: Duration = .seconds(300), refetchInterval: Duration = .seconds(5)) {
+                maximumAge: Duration = .seconds(300), refetchInterval: Duration = .seconds(5),
+                now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         url = authURL.trimmingSuffix("/") + "/.well-known/jwks.json"
         self.httpClient = httpClient
         self.logger = logger
         self.maximumAge = maximumAge
         self.refetchInterval = refetchInterval
+        self.now = now
     }
 
     public func keys(containing kid: String) async throws -> JWTKeyCollection? {
-        let now = ContinuousClock.now
+        let now = now()
         let fresh = fetchedAt.map { now - $0 < maximumAge } ?? false
         let mayFetch = attemptedAt.map { now - $0 >= refetchInterval } ?? true
         if let inFlight {
@@ -54,7 +57,7 @@ public actor RemoteKeySet: VerificationKeys {
     /// One fetch at a time: concurrent callers wait for the same one.
     private func refresh() async {
         if let inFlight { return await inFlight.value }
-        attemptedAt = .now
+        attemptedAt = now()
         let task = Task { await self.fetch() }
         inFlight = task
         await task.value
@@ -81,7 +84,7 @@ public actor RemoteKeySet: VerificationKeys {
             }
             self.collection = collection
             self.kids = kids
-            fetchedAt = .now
+            fetchedAt = now()
         } catch {
             logger.warning("cannot fetch the JWKS of auth-service; keeping the keys already known",
                            metadata: ["error": "\(error)"])

@@ -7,6 +7,7 @@ import ServiceLifecycle
 struct AuthMaintenance: Service {
     let keys: SigningKeys
     let sessions: SessionStore
+    let accounts: AccountStore
     let throttle: ThrottleStore
     let configuration: AuthConfiguration
     let logger: Logger
@@ -32,14 +33,16 @@ struct AuthMaintenance: Service {
     }
 
     func cleanUp(now: Date) async throws {
-        let (revocations, sessions) = try await sessions.prune(
+        let (revocations, endedSessions) = try await sessions.prune(
             revokedBefore: now.addingTimeInterval(-configuration.revocationWindow),
             // Ended or expired sessions are kept a week for the session history and reuse investigations.
             sessionsBefore: now.addingTimeInterval(-7 * 86_400)
         )
         let throttled = try await throttle.prune(now: now, longestWindow: ThrottlePolicy.account.window)
+        // Kept a month: long enough for any service that was down to catch up on the deletions it must act on.
+        try await accounts.pruneDeletions(before: now.addingTimeInterval(-30 * 86_400))
         logger.info("auth cleanup", metadata: [
-            "revocations": "\(revocations)", "sessions": "\(sessions)", "throttle_rows": "\(throttled)",
+            "revocations": "\(revocations)", "sessions": "\(endedSessions)", "throttle_rows": "\(throttled)",
         ])
     }
 }

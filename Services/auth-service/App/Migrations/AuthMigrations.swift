@@ -71,5 +71,14 @@ enum AuthMigrations {
                 blocked_until      timestamptz
             );
             """),
+        Migration(2, "account_deletions", sql: """
+            -- The outbox of account deletions, written in the deleting transaction: other services read it and erase
+            -- the user's data there, so a crash between the two can never leave that data behind.
+            CREATE TABLE account_deletions (
+                user_id     uuid PRIMARY KEY,
+                deleted_at  timestamptz NOT NULL
+            );
+            CREATE INDEX account_deletions_by_time ON account_deletions (deleted_at);
+            """),
     ]
 }

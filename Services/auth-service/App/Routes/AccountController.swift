@@ -134,7 +134,7 @@ struct AccountController: Sendable {
         try await core.pool.withTransaction { connection in
             try SessionStore.end(userID: account.id, scope: .global, current: nil, reason: .accountDeleted, now: now,
                                  on: connection)
-            _ = try AccountStore.delete(id: account.id, on: connection)
+            _ = try AccountStore.delete(id: account.id, now: now, on: connection)
         }
         context.logger.notice("account deleted", metadata: ["user_id": "\(account.id)"])
         return Response(status: .noContent)

@@ -13,6 +13,7 @@ struct KeysController: Sendable {
     func register(on router: Router<AppRequestContext>, api: RouterGroup<AppRequestContext>) {
         router.get(".well-known/jwks.json", use: jwks)
         api.get("revocations", use: revocations)
+        api.get("deleted-accounts", use: deletedAccounts)
     }
 
     /// The published keys (several around a rotation). Cacheable: a new key is published long before it signs.
@@ -28,6 +29,21 @@ struct KeysController: Sendable {
         let ids = try await core.sessions.revoked(since: Date().addingTimeInterval(-window))
         let body = try ServiceJSON.encoder.encode(RevokedSessions(sessionIds: ids, windowSeconds: Int(window)))
         return Self.conditional(body, request: request, cacheControl: "no-cache")
+    }
+
+    /// Accounts deleted after `since` (ISO 8601; the beginning of time when absent), for services that erase the
+    /// user's data. Kept for 30 days.
+    @Sendable func deletedAccounts(_ request: Request, context: AppRequestContext) async throws -> Response {
+        var since = Date(timeIntervalSince1970: 0)
+        if let text = request.uri.queryParameters["since"] {
+            guard let parsed = try? Date(String(text), strategy: .iso8601) else {
+                throw ServiceProblem.validation([FieldError(field: "since", message: "must be an ISO 8601 time")])
+            }
+            since = parsed
+        }
+        let accounts = try await core.accounts.deletions(since: since, limit: 1000)
+        return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: accounts))
+            .jsonResponse(headers: [.cacheControl: "no-cache"])
     }
 
     /// 200 with a strong `ETag`, or 304 when the client already holds this body.

@@ -80,9 +80,25 @@ struct AccountStore: Sendable {
             """)
     }
 
-    /// Deletes the account; its sessions and refresh tokens go with it (foreign keys cascade).
-    static func delete(id: UUID, on connection: isolated PostgresConnection) throws -> Bool {
-        try connection.query("DELETE FROM users WHERE id = \(id)").affectedRows == 1
+    /// Deletes the account; its sessions and refresh tokens go with it (foreign keys cascade), and the deletion is
+    /// recorded for the services that hold data of the user.
+    static func delete(id: UUID, now: Date, on connection: isolated PostgresConnection) throws -> Bool {
+        try connection.query("""
+            INSERT INTO account_deletions (user_id, deleted_at) VALUES (\(id), \(now)) ON CONFLICT DO NOTHING
+            """)
+        return try connection.query("DELETE FROM users WHERE id = \(id)").affectedRows == 1
+    }
+
+    func pruneDeletions(before date: Date) async throws {
+        try await pool.query("DELETE FROM account_deletions WHERE deleted_at < \(date)")
+    }
+
+    /// Deletions after `since`, oldest first.
+    func deletions(since: Date, limit: Int) async throws -> [DeletedAccounts.Entry] {
+        try await pool.query("""
+            SELECT user_id, deleted_at FROM account_deletions WHERE deleted_at > \(since)
+             ORDER BY deleted_at, user_id LIMIT \(limit)
+            """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
     }
 
     private static func account(_ row: PostgresRow) throws -> Account {

@@ -23,5 +23,13 @@ enum FavoritesMigrations {
             );
             CREATE INDEX favorites_recent ON favorites (user_id, experience, favorited_at DESC, item_id);
             """),
+        Migration(3, "erasure_checkpoint", sql: """
+            -- How far the account deletions published by auth-service have been applied here.
+            CREATE TABLE erasure_checkpoint (
+                singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                deleted_since  timestamptz NOT NULL
+            );
+            INSERT INTO erasure_checkpoint (deleted_since) VALUES ('1970-01-01T00:00:00Z');
+            """),
     ]
 }

@@ -200,10 +200,12 @@ struct FavoritesController: Sendable {
         return text
     }
 
-    /// With an `Idempotency-Key`, the event id is derived from it (per user), so a retry is recognised.
+    /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method and path), so a
+    /// retry is recognised and the same key on another request is not mistaken for one.
     static func eventID(user: UUID, request: Request) -> UUID? {
         guard let key = request.headers[.idempotencyKey], (1...200).contains(key.utf8.count) else { return nil }
-        var bytes = Array(SHA256.hash(data: Data("\(user.uuidString.lowercased()):\(key)".utf8)).prefix(16))
+        let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(request.uri.path) \(key)"
+        var bytes = Array(SHA256.hash(data: Data(scope.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // a name-based UUID (version 5 layout)
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],

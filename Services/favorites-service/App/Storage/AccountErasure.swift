@@ -1,0 +1,77 @@
+import AsyncHTTPClient
+import Contracts
+import EventStore
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Postgres
+import ServiceKit
+import ServiceLifecycle
+
+/// Erases the favorites of deleted accounts. auth-service records each deletion in the same transaction as the
+/// deletion itself (its outbox) and lists them; this service polls the list and erases each user's stream and view,
+/// then moves its checkpoint. Erasing is idempotent, so every poll re-reads a few minutes before the checkpoint:
+/// a deletion whose transaction committed late (with an earlier time) is still seen, and a crash between erasing and
+/// moving the checkpoint only means erasing again.
+struct AccountErasure: Service {
+    let authURL: String
+    let httpClient: HTTPClient
+    let pool: DatabasePool
+    let interval: Duration
+    let logger: Logger
+    /// How far before the checkpoint each poll starts again.
+    static let overlap: TimeInterval = 300
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)  // first wait: the migrations run while services start
+                guard !Task.isCancelled else { return }
+                do {
+                    try await poll()
+                } catch {
+                    logger.warning("cannot apply account deletions yet; retrying", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    func poll() async throws {
+        let checkpoint = try await pool.query("SELECT deleted_since FROM erasure_checkpoint").single()
+            .decode(Date.self, at: 0)
+        let since = checkpoint.addingTimeInterval(-Self.overlap)
+        let seconds = Int(since.timeIntervalSince1970.rounded(.down))
+        let stamp = Date(timeIntervalSince1970: TimeInterval(max(seconds, 0))).formatted(.iso8601)
+        var request = HTTPClientRequest(url: authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since="
+            + stamp.percentEncodedComponent)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await httpClient.execute(request, timeout: .seconds(5))
+        guard response.status == .ok else { throw ErasureError.status(Int(response.status.code)) }
+        let body = try await response.body.collect(upTo: 4 << 20)
+        let deleted = try ServiceJSON.decoder.decode(DeletedAccounts.self, from: Data(body.readableBytesView))
+        for account in deleted.accounts {
+            let removed = try await Self.erase(user: account.userId, pool: pool)
+            if removed > 0 {
+                logger.notice("favorites erased for a deleted account", metadata: [
+                    "user_id": "\(account.userId)", "events": "\(removed)",
+                ])
+            }
+        }
+        if let latest = deleted.accounts.map(\.deletedAt).max(), latest > checkpoint {
+            try await pool.query("UPDATE erasure_checkpoint SET deleted_since = \(latest)")
+        }
+    }
+
+    /// Removes the user's events (audited) and view rows in one transaction. Returns how many events went.
+    static func erase(user: UUID, pool: DatabasePool) async throws -> Int {
+        try await pool.withTransaction { connection in
+            let removed = try EventStore.erase(FavoritesStore.stream(of: user), reason: "account deleted",
+                                               on: connection)
+            try connection.query("DELETE FROM favorites WHERE user_id = \(user)")
+            return removed
+        }
+    }
+
+    enum ErasureError: Error { case status(Int) }
+}
