@@ -199,10 +199,13 @@ public enum EventStore {
     public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) throws
         -> Int
     {
-        try lock(stream, on: connection)  // an append in flight finishes first, or waits and finds the stream gone
+        // Locks the stream if it exists (without creating it): an append in flight finishes first.
+        let existed = try connection.query("""
+            SELECT 1 FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
+            """).rows.count == 1
         try connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
         let removed = try connection.query("DELETE FROM events WHERE stream_id = \(stream)").affectedRows
-        let existed = try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)").affectedRows > 0
+        try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)")
         if existed || removed > 0 {  // erasing again (a retry) is a no-op and leaves no second audit row
             try connection.query("""
                 INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))

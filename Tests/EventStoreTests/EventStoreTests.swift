@@ -147,6 +147,11 @@ import Testing
             let audit = try await pool.query("SELECT stream_id, events_removed, reason FROM event_erasures").single()
                 .decode((String, Int, String).self)
             #expect(audit == ("user-1", 2, "account deleted"))
+            // Erasing again changes nothing and is not audited twice; erasing a stream that never existed neither.
+            for stream in ["user-1", "never-existed"] {
+                #expect(try await pool.withTransaction { try EventStore.erase(stream, reason: "again", on: $0) } == 0)
+            }
+            #expect(try await pool.query("SELECT count(*) FROM event_erasures").single().decode(Int.self, at: 0) == 1)
             // The switch was for that transaction only.
             await #expect(throws: PostgresError.self) { try await pool.query("DELETE FROM events") }
         }
