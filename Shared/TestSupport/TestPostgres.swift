@@ -74,9 +74,11 @@ public actor TestPostgres {
         _ connectionString: String,
         _ body: (DatabasePool) async throws -> Value
     ) async throws -> Value {
+        // CREATE and DROP DATABASE queue behind each other when many tests start at once: give them minutes.
         let pool = DatabasePool(
-            connection: ConnectionConfiguration(connectionString: connectionString, applicationName: "favoriteme-tests"),
-            pool: PoolConfiguration(size: 1)
+            connection: ConnectionConfiguration(connectionString: connectionString, applicationName: "favoriteme-tests",
+                                                statementTimeout: .seconds(300)),
+            pool: PoolConfiguration(size: 1, leaseTimeout: .seconds(300), queryTimeout: .seconds(300))
         )
         do {
             let value = try await body(pool)
@@ -99,15 +101,17 @@ public struct TestDatabase: Sendable {
     /// A pool on this database.
     public func makePool(
         size: Int = 4,
-        leaseTimeout: Duration = .seconds(10),
+        // Generous: tests run in parallel on small machines, and a slow lease is not what they test.
+        leaseTimeout: Duration = .seconds(60),
         applicationName: String = "favoriteme-tests",
         searchPath: String? = nil
     ) -> DatabasePool {
         DatabasePool(
             connection: ConnectionConfiguration(
-                connectionString: connectionString, applicationName: applicationName, searchPath: searchPath
+                connectionString: connectionString, applicationName: applicationName, searchPath: searchPath,
+                statementTimeout: .seconds(60)
             ),
-            pool: PoolConfiguration(size: size, leaseTimeout: leaseTimeout)
+            pool: PoolConfiguration(size: size, leaseTimeout: leaseTimeout, queryTimeout: .seconds(60))
         )
     }
 

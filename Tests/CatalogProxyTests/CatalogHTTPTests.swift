@@ -9,7 +9,8 @@ import Testing
 
 /// catalog-proxy through real HTTP to the replay upstream: caching, coalescing, failures, and input that must never
 /// reach an upstream.
-@Suite struct CatalogHTTPTests {
+// Serialized: each test runs several services and databases; side by side they would starve the machine.
+@Suite(.serialized) struct CatalogHTTPTests {
     @Test func aCitySearchIsServedThenCachedAndRevalidatedByETag() async throws {
         try await CatalogHarness.withCatalog { api in
             let first = try await api.get("/v1/catalog/ticketmaster/items?q=San%20Francisco")

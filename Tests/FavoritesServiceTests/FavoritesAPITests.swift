@@ -9,7 +9,8 @@ import TestSupport
 import Testing
 
 /// The favorites API end to end with its real peers: catalog lookups over HTTP, the event log and the inline view.
-@Suite struct FavoritesAPITests {
+// Serialized: each test runs several services and databases; side by side they would starve the machine.
+@Suite(.serialized) struct FavoritesAPITests {
     static let nightWatch = "/v1/favorites/rijksmuseum/SK-C-5"
     static let event = "/v1/favorites/ticketmaster/G5diZfkn0B-bh"
 
