@@ -100,7 +100,10 @@ let package = Package(
         ),
 
         // An append-only event log in PostgreSQL, for any service that keeps one (favorites-service).
-        .target(name: "EventStore", dependencies: ["Postgres"], path: "Shared/EventStore", swiftSettings: strictSettings),
+        .target(
+            name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle], path: "Shared/EventStore",
+            swiftSettings: strictSettings
+        ),
 
         // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
         .target(

@@ -88,3 +88,33 @@ public struct FavoriteChanges: Codable, Sendable, Equatable {
         self.hasMore = hasMore
     }
 }
+
+/// One of the most favorited items of an experience.
+public struct PopularItem: Codable, Sendable, Equatable {
+    public var itemId: String
+    public var title: String
+    public var subtitle: String?
+    public var imageURL: String?
+    /// How many users have it among their favorites.
+    public var favoriteCount: Int
+
+    public init(itemId: String, title: String, subtitle: String?, imageURL: String?, favoriteCount: Int) {
+        self.itemId = itemId
+        self.title = title
+        self.subtitle = subtitle
+        self.imageURL = imageURL
+        self.favoriteCount = favoriteCount
+    }
+}
+
+/// `GET /v1/favorites/popular?experience=`: the most favorited items, most first. Kept by an async projection, so
+/// it may trail the latest favorites by a moment.
+public struct PopularItems: Codable, Sendable, Equatable {
+    public var experience: ExperienceID
+    public var items: [PopularItem]
+
+    public init(experience: ExperienceID, items: [PopularItem]) {
+        self.experience = experience
+        self.items = items
+    }
+}

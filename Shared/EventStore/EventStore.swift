@@ -10,14 +10,18 @@ public struct NewEvent: Sendable {
     /// JSON text.
     public var data: String
     public var metadata: EventMetadata
+    /// When it happened; `nil` takes the transaction's time. A writer that puts the same time in an inline view
+    /// passes it here, so that a rebuilt view equals the live one to the microsecond.
+    public var recordedAt: Date?
 
     public init<Payload: Encodable>(id: UUID, type: String, schemaVersion: Int = 1, data: Payload,
-                                    metadata: EventMetadata) throws {
+                                    metadata: EventMetadata, recordedAt: Date? = nil) throws {
         self.id = id
         self.type = type
         self.schemaVersion = schemaVersion
         self.data = String(decoding: try EventStore.encoder.encode(data), as: UTF8.self)
         self.metadata = metadata
+        self.recordedAt = recordedAt
     }
 }
 
@@ -48,6 +52,8 @@ public struct RecordedEvent: Sendable, Equatable {
     public var data: String
     public var metadata: EventMetadata
     public var recordedAt: Date
+    /// The writing transaction (`xid8`): with `position`, the order in which projections read the log.
+    public var transactionID: Int64
 
     public func decode<Payload: Decodable>(_ type: Payload.Type) throws -> Payload {
         try JSONDecoder().decode(type, from: Data(data.utf8))
@@ -103,9 +109,9 @@ public enum EventStore {
         return encoder
     }()
 
-    /// Appends `events` to `stream`. Order inside the transaction: lock the stream's row (appends to one stream
-    /// queue here; other streams are untouched), then idempotency (already appended ids return the original result,
-    /// before any version check), then the expected version, then the insert.
+    /// Appends `events` to `stream`. Order inside the transaction: lock the stream (appends to one stream queue
+    /// here; other streams are untouched), then idempotency (already appended ids return the original result, before
+    /// any version check), then the expected version, then the insert.
     public static func append(
         _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
     ) throws -> AppendResult {
@@ -132,27 +138,34 @@ public enum EventStore {
             version += 1
             let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
             try connection.query("""
-                INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
+                INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
+                                    recorded_at)
                 VALUES (\(stream), \(version), \(event.id), \(event.type), \(event.schemaVersion), \(event.data)::jsonb,
-                        \(metadata)::jsonb)
+                        \(metadata)::jsonb, COALESCE(\(event.recordedAt)::timestamptz, now()))
                 """, prepare: true)
         }
-        try connection.query("UPDATE event_streams SET version = \(version) WHERE stream_id = \(stream)", prepare: true)
+        try connection.query("""
+            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(version))
+            ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
+            """, prepare: true)
         return AppendResult(firstVersion: current + 1, lastVersion: version, alreadyApplied: false)
     }
 
-    /// Locks the stream's row until the transaction ends (creating it at version 0 if needed) and returns its
-    /// version: a command can then check the stream's state and append without anyone writing in between. Appending
-    /// in the same transaction takes the same lock again at no cost.
+    /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
+    /// state and append without anyone writing in between. Taking it again in the same transaction costs nothing.
+    ///
+    /// It must come before the transaction's first write. The lock is an advisory lock on the stream's name, so the
+    /// transaction gets its id (`xid8`) only after it holds the lock: within one stream, transaction ids then follow
+    /// version order, and a projection reading in (transaction id, position) order sees each user's events in order.
+    /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.)
     @discardableResult
     public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
-        try connection.query("""
-            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), 0) ON CONFLICT DO NOTHING
-            """, prepare: true)
-        return try connection.query("""
-            SELECT version FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
-            """, prepare: true).single().decode(Int64.self, at: 0)
+        try connection.query("SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))", prepare: true)
+        return try version(of: stream, on: connection)
     }
+
+    /// The class (first key) of the streams' advisory locks, so they never meet another lock of the database.
+    static let streamLockClass: Int32 = 0x4556_5453  // "EVTS"
 
     /// The version at which event `id` was appended to `stream`, if it was.
     public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
@@ -165,19 +178,27 @@ public enum EventStore {
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
-        try connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)").rows.first?
+        try connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)", prepare: true).rows.first?
             .decode(Int64.self, at: 0) ?? 0
     }
 
     /// The stream's events with a version above `version`, oldest first.
     public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
-                            pool: DatabasePool) async throws -> [RecordedEvent] {
-        try await pool.query("""
+                            on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
+        try connection.query("""
             SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at
+                   recorded_at, transaction_id::text
               FROM events WHERE stream_id = \(stream) AND version > \(version)
              ORDER BY version LIMIT \(limit)
             """, prepare: true).rows.map(recorded)
+    }
+
+    /// The stream's events with a version above `version`, oldest first.
+    public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
+                            pool: DatabasePool) async throws -> [RecordedEvent] {
+        try await pool.withConnection { connection in
+            try await read(stream, after: version, limit: limit, on: connection)
+        }
     }
 
     /// Events of every stream after global position `position`, oldest first. Positions are assigned when a
@@ -188,40 +209,53 @@ public enum EventStore {
     {
         try await pool.query("""
             SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at
+                   recorded_at, transaction_id::text
               FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
             """).rows.map(recorded)
     }
 
-    /// Deletes every event of `stream` (account erasure), the one deletion the log allows, recorded with `reason`.
-    /// Returns how many events went.
+    /// The type of the tombstone an erasure leaves: projections see it and forget the stream's owner.
+    public static let streamErasedType = "stream-erased"
+
+    /// Deletes every event of `stream` (account erasure), the one deletion the log allows, recorded with `reason`,
+    /// and appends a ``streamErasedType`` event in their place (it carries nothing but the reason), so that async
+    /// projections, which may have counted the deleted events, learn to drop them. Erasing again deletes nothing and
+    /// records nothing. Returns how many events went.
     @discardableResult
     public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) throws
         -> Int
     {
-        // Locks the stream if it exists (without creating it): an append in flight finishes first.
-        let existed = try connection.query("""
-            SELECT 1 FROM event_streams WHERE stream_id = \(stream) FOR UPDATE
-            """).rows.count == 1
+        try lock(stream, on: connection)  // an append in flight finishes first
         try connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
-        let removed = try connection.query("DELETE FROM events WHERE stream_id = \(stream)").affectedRows
-        try connection.query("DELETE FROM event_streams WHERE stream_id = \(stream)")
-        if existed || removed > 0 {  // erasing again (a retry) is a no-op and leaves no second audit row
+        let removed = try connection.query("""
+            DELETE FROM events WHERE stream_id = \(stream) AND event_type <> \(streamErasedType)
+            """).affectedRows
+        try connection.query("SELECT set_config('event_store.erasure', 'off', true)")
+        if removed > 0 {
             try connection.query("""
                 INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))
                 """)
+            let tombstone = try NewEvent(id: UUID(), type: streamErasedType, data: Erased(reason: reason),
+                                         metadata: EventMetadata(actor: "system"))
+            _ = try append([tombstone], to: stream, expected: .any, on: connection)
         }
-        try connection.query("SELECT set_config('event_store.erasure', 'off', true)")
         return removed
     }
 
+    /// The payload of a ``streamErasedType`` event.
+    public struct Erased: Codable, Sendable, Equatable {
+        public var reason: String
+
+        public init(reason: String) { self.reason = reason }
+    }
+
     static func recorded(_ row: PostgresRow) throws -> RecordedEvent {
-        let (position, stream, version, id, type, schemaVersion, data, metadata, recordedAt) =
-            try row.decode((Int64, String, Int64, UUID, String, Int, String, String, Date).self)
+        let (position, stream, version, id, type, schemaVersion, data, metadata, recordedAt, transactionID) =
+            try row.decode((Int64, String, Int64, UUID, String, Int, String, String, Date, Int64).self)
         return RecordedEvent(
             position: position, streamID: stream, version: version, id: id, type: type, schemaVersion: schemaVersion,
             data: data, metadata: try JSONDecoder().decode(EventMetadata.self, from: Data(metadata.utf8)),
-            recordedAt: recordedAt
+            recordedAt: recordedAt, transactionID: transactionID
         )
     }
 }

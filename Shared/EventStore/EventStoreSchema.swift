@@ -2,7 +2,8 @@ import Postgres
 
 /// The tables of an event store, for a service to include in its own migrations (in its own schema):
 ///
-///     Migration(1, "event_store", sql: EventStoreSchema.sql)
+///     Migration(1, "event_store", sql: EventStoreSchema.sql),
+///     Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
 public enum EventStoreSchema {
     public static let sql: StaticString = """
         -- One row per stream (one stream per user): its current version, and the row an append locks, so appends to
@@ -50,5 +51,15 @@ public enum EventStoreSchema {
         CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
             FOR EACH STATEMENT EXECUTE FUNCTION events_are_immutable();
         REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC;
+        """
+
+    /// Where each async projection has read the log up to, written in the same transaction as the rows it produced.
+    public static let projectionsSQL: StaticString = """
+        CREATE TABLE projection_checkpoints (
+            projection      text PRIMARY KEY,
+            transaction_id  xid8 NOT NULL,
+            position        bigint NOT NULL,
+            updated_at      timestamptz NOT NULL DEFAULT now()
+        );
         """
 }

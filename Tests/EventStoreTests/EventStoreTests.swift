@@ -106,7 +106,7 @@ import Testing
             _ = try await Self.append([Self.event("a")], to: "user-a", pool: pool)
             try await pool.withConnection { holder in
                 try await holder.query("BEGIN")
-                try await holder.query("SELECT version FROM event_streams WHERE stream_id = 'user-a' FOR UPDATE")
+                try await EventStore.lock("user-a", on: holder)
                 let other = try await pool.withTransaction { connection in
                     try connection.query("SET LOCAL lock_timeout = '2s'")
                     return try EventStore.append([Self.event("b")], to: "user-b", expected: .any, on: connection)
@@ -142,7 +142,11 @@ import Testing
                 try EventStore.erase("user-1", reason: "account deleted", on: connection)
             }
             #expect(removed == 2)
-            #expect(try await EventStore.read("user-1", pool: pool).isEmpty)
+            // Only the tombstone is left, after the erased versions; it names no data, just the reason.
+            let left = try await EventStore.read("user-1", pool: pool)
+            #expect(left.map(\.type) == [EventStore.streamErasedType])
+            #expect(left.map(\.version) == [3])
+            #expect(try left[0].decode(EventStore.Erased.self) == EventStore.Erased(reason: "account deleted"))
             #expect(try await EventStore.read("user-2", pool: pool).count == 1)
             let audit = try await pool.query("SELECT stream_id, events_removed, reason FROM event_erasures").single()
                 .decode((String, Int, String).self)

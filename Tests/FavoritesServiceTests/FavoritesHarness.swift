@@ -37,13 +37,43 @@ struct FavoritesHarness: Sendable {
         return try await client.execute(uri: path, method: method, headers: headers) { $0 }
     }
 
-    /// Events in the user's stream, read straight from the table.
+    /// The types of the events in the user's stream, in order, read straight from the table.
+    func eventTypes(of user: User) async throws -> [String] {
+        try await withPool { pool in
+            try await pool.query("""
+                SELECT event_type FROM events WHERE stream_id = \(FavoritesStore.stream(of: user.id)) ORDER BY version
+                """).decode(as: String.self)
+        }
+    }
+
     func eventCount(of user: User) async throws -> Int {
-        let pool = database.makePool(size: 1)
-        defer { Task { await pool.close() } }
-        return try await pool.query("""
-            SELECT count(*) FROM favorites.events WHERE stream_id = \(FavoritesStore.stream(of: user.id))
-            """).single().decode(Int.self, at: 0)
+        try await eventTypes(of: user).count
+    }
+
+    /// A pool on the service's database and schema, for looking behind the API.
+    func withPool<Value: Sendable>(_ body: (DatabasePool) async throws -> Value) async throws -> Value {
+        let pool = database.makePool(size: 2, searchPath: "favorites")
+        do {
+            let value = try await body(pool)
+            await pool.close()
+            return value
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+
+    /// Polls `read` until `done` holds (up to 30 s) and returns the last value read: for what the service does in the
+    /// background (async projections, erasures).
+    func eventually<Value: Sendable>(_ read: () async throws -> Value, until done: (Value) -> Bool) async throws
+        -> Value
+    {
+        var value = try await read()
+        for _ in 0..<150 where !done(value) {
+            try await Task.sleep(for: .milliseconds(200))
+            value = try await read()
+        }
+        return value
     }
 
     static func run(catalogURL: String? = nil, _ test: @escaping @Sendable (FavoritesHarness) async throws -> Void)

@@ -1,7 +1,9 @@
 import Configuration
+import EventStore
 import Hummingbird
 import Postgres
 import ServiceKit
+import ServiceLifecycle
 
 /// What sets favorites-service apart before configuration is read.
 public let serviceDefaults = ServiceDefaults(
@@ -11,27 +13,41 @@ public let serviceDefaults = ServiceDefaults(
 
 /// The composition root: reads configuration and builds the application with its routes.
 ///
-/// Own setting: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service.
+/// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
+/// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
+/// woke them.
 public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     var settings = StrictSettings(reader: reader)
     let erasurePoll = Duration.seconds(settings.int("erasure.pollSeconds", default: 10, in: 1...3600))
+    let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
     try settings.validate()
-    var erasure: AccountErasure?
+    var background: [any Service] = []
     var app = try buildServiceApplication(configuration: configuration, migrations: FavoritesMigrations.all) {
         router, dependencies in
         guard let authentication = dependencies.authentication, let catalogURL = configuration.peers[.catalog],
               let authURL = configuration.peers[.auth]
         else { return }
-        erasure = AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
-                                 interval: erasurePoll, logger: dependencies.logger)
+        let notifier = EventNotifier(pool: dependencies.pool, channel: eventsChannel)
+        background = [
+            AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
+                           interval: erasurePoll, logger: dependencies.logger),
+            notifier,
+            ProjectionRunner(projection: MostFavorited(), pool: dependencies.pool, wakeUpChannel: eventsChannel,
+                             pollInterval: projectionPoll, logger: dependencies.logger,
+                             metricsFactory: dependencies.metrics),
+        ]
         let routes = router.group("v1/favorites").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)
         FavoritesController(
             store: FavoritesStore(pool: dependencies.pool),
-            catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient)
+            catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
+            notifier: notifier
         ).register(on: routes)
     }
-    if let erasure { app.addServices(erasure) }
+    app.addServicesAfterMigrations(background)
     return app
 }
+
+/// The NOTIFY channel on which appends wake the async projections.
+let eventsChannel = "favorites_events"

@@ -110,7 +110,7 @@ struct SessionController: Sendable {
             caller = owner.user
         }
         let now = Date()
-        try await core.pool.withTransaction { connection in
+        _ = try await core.pool.withTransaction { connection in
             try SessionStore.end(userID: caller.userID, scope: scope, current: caller.sessionID,
                                  reason: scope == .current ? .logout : .loggedOutElsewhere, now: now, on: connection)
         }

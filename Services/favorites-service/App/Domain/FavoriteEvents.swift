@@ -1,4 +1,5 @@
 import Contracts
+import EventStore
 import Foundation
 
 /// The events of a user's favorites stream, as stored (type name, schema version, JSON payload).
@@ -6,6 +7,8 @@ enum FavoriteEvent: Equatable, Sendable {
     case added(FavoriteSnapshot)
     case removed(experience: ExperienceID, itemId: String)
     case cleared(experience: ExperienceID)
+    /// The account was deleted and its events erased; only this tombstone remains.
+    case erased
 
     static let addedType = "favorite-added"
     static let removedType = "favorite-removed"
@@ -16,6 +19,7 @@ enum FavoriteEvent: Equatable, Sendable {
         case .added: Self.addedType
         case .removed: Self.removedType
         case .cleared: Self.clearedType
+        case .erased: EventStore.streamErasedType
         }
     }
 
@@ -38,8 +42,16 @@ enum FavoriteEvent: Equatable, Sendable {
             return (try? decoder.decode(Cleared.self, from: data)).map {
                 .cleared(experience: ExperienceID(rawValue: $0.experience))
             }
+        case EventStore.streamErasedType: return .erased
         default: return nil
         }
+    }
+
+    init?(_ recorded: RecordedEvent) {
+        guard let event = Self.decode(type: recorded.type, schemaVersion: recorded.schemaVersion,
+                                      data: Data(recorded.data.utf8))
+        else { return nil }
+        self = event
     }
 }
 

@@ -31,5 +31,26 @@ enum FavoritesMigrations {
             );
             INSERT INTO erasure_checkpoint (deleted_since) VALUES ('1970-01-01T00:00:00Z');
             """),
+        Migration(4, "projection_checkpoints", sql: EventStoreSchema.projectionsSQL),
+        Migration(5, "popular_items", sql: """
+            -- "Most favorited per experience", kept by an async projection: counts, and who is counted in them.
+            CREATE TABLE popular_items (
+                experience      text NOT NULL,
+                item_id         text NOT NULL,
+                title           text NOT NULL,
+                subtitle        text,
+                image_url       text,
+                favorite_count  bigint NOT NULL CHECK (favorite_count >= 0),
+                PRIMARY KEY (experience, item_id)
+            );
+            CREATE INDEX popular_items_ranking ON popular_items (experience, favorite_count DESC, item_id);
+            CREATE INDEX popular_items_unfavorited ON popular_items (item_id) WHERE favorite_count = 0;
+            CREATE TABLE popular_members (
+                user_id     uuid NOT NULL,
+                experience  text NOT NULL,
+                item_id     text NOT NULL,
+                PRIMARY KEY (user_id, experience, item_id)
+            );
+            """),
     ]
 }

@@ -12,6 +12,8 @@ import ServiceKit
 struct FavoritesController: Sendable {
     let store: FavoritesStore
     let catalog: CatalogLookup
+    /// Wakes the async projections after a write.
+    let notifier: EventNotifier
 
     static let maximumPageSize = 100
 
@@ -20,6 +22,7 @@ struct FavoritesController: Sendable {
         routes.delete("", use: clear)
         routes.get("ids", use: ids)
         routes.get("changes", use: changes)
+        routes.get("popular", use: popular)
         routes.put(":experience/:itemId", use: favorite)
         routes.delete(":experience/:itemId", use: unfavorite)
     }
@@ -59,6 +62,7 @@ struct FavoritesController: Sendable {
         }
         switch outcome {
         case .created(let favorite):
+            notifier.eventsAppended()
             return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
         case .existing(let favorite):
             guard let favorite else { return Response(status: .ok) }  // retried add, removed since
@@ -74,18 +78,21 @@ struct FavoritesController: Sendable {
         let eventID = Self.eventID(user: user, request: request)
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
-        try await store.pool.withTransaction { connection in
+        let appended = try await store.pool.withTransaction { connection -> Bool in
             try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             if let eventID, try EventStore.version(of: eventID, in: FavoritesStore.stream(of: user), on: connection) != nil {
-                return
+                return false
             }
             let isFavorite = try FavoritesStore.find(user: user, experience: experience, itemId: itemId,
                                                      on: connection) != nil
-            if let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId, isFavorite: isFavorite) {
-                _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
-                                              on: connection)
-            }
+            guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
+                                                           isFavorite: isFavorite)
+            else { return false }
+            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
+                                          on: connection)
+            return true
         }
+        if appended { notifier.eventsAppended() }
         return Response(status: .noContent)
     }
 
@@ -95,13 +102,14 @@ struct FavoritesController: Sendable {
         let user = context.user.userID
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
-        try await store.pool.withTransaction { connection in
+        let appended = try await store.pool.withTransaction { connection -> Bool in
             try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             let count = try FavoritesStore.count(user: user, experience: experience, on: connection)
-            if let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) {
-                _ = try FavoritesStore.record(event, id: UUID(), user: user, metadata: metadata, at: now, on: connection)
-            }
+            guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
+            _ = try FavoritesStore.record(event, id: UUID(), user: user, metadata: metadata, at: now, on: connection)
+            return true
         }
+        if appended { notifier.eventsAppended() }
         return Response(status: .noContent)
     }
 
@@ -116,11 +124,7 @@ struct FavoritesController: Sendable {
             let known = FavoriteSort.allCases.map(\.rawValue).joined(separator: ", ")
             errors.append(FieldError(field: "sort", message: "must be one of \(known)"))
         }
-        var limit = 50
-        if let text = query["limit"] {
-            if let value = Int(text), value >= 1 { limit = min(value, Self.maximumPageSize) }
-            else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
-        }
+        let limit = Self.limit(query["limit"], default: 50, maximum: Self.maximumPageSize, errors: &errors)
         var offset = 0
         if let cursor = query["cursor"] {
             if let decoded = Self.offset(fromCursor: String(cursor)) { offset = decoded }
@@ -173,7 +177,7 @@ struct FavoritesController: Sendable {
             case .cleared(let experience):
                 FavoriteChange(version: event.version, kind: .cleared, experience: experience, itemId: nil,
                                at: event.recordedAt)
-            case nil: nil
+            case .erased, nil: nil
             }
         }
         let body = FavoriteChanges(changes: changes, version: events.last?.version ?? since,
@@ -181,7 +185,30 @@ struct FavoritesController: Sendable {
         return try ServiceJSON.encoder.encode(body).jsonResponse(headers: [.cacheControl: "private, no-cache"])
     }
 
+    /// `GET /v1/favorites/popular?experience=&limit=`: the most favorited items of an experience, from the async
+    /// projection (it may trail the latest favorites by about a second).
+    @Sendable func popular(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        let experience = try Self.experience(query["experience"].map(String.init))
+        var errors: [FieldError] = []
+        let limit = Self.limit(query["limit"], default: 20, maximum: 50, errors: &errors)
+        guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
+        let items = try await MostFavorited.top(experience: experience, limit: limit, pool: store.pool)
+        return try ServiceJSON.encoder.encode(PopularItems(experience: experience, items: items))
+            .jsonResponse(headers: [.cacheControl: "private, max-age=5"])
+    }
+
     // MARK: Input
+
+    /// A page size: `default` when absent, at most `maximum`.
+    static func limit(_ text: Substring?, default defaultLimit: Int, maximum: Int, errors: inout [FieldError]) -> Int {
+        guard let text else { return defaultLimit }
+        guard let value = Int(text), value >= 1 else {
+            errors.append(FieldError(field: "limit", message: "must be a positive whole number"))
+            return defaultLimit
+        }
+        return min(value, maximum)
+    }
 
     static func experience(_ text: String?) throws -> ExperienceID {
         guard let text, !text.isEmpty else {

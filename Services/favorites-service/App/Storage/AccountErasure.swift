@@ -30,8 +30,10 @@ struct AccountErasure: Service {
                 guard !Task.isCancelled else { return }
                 do {
                     try await poll()
-                } catch {
+                } catch where !Task.isCancelled {
                     logger.warning("cannot apply account deletions yet; retrying", metadata: ["error": "\(error)"])
+                } catch {
+                    return  // shutting down
                 }
             }
         }

@@ -30,18 +30,27 @@ struct FavoritesStore: Sendable {
             """).single().decode(Int.self, at: 0)
     }
 
-    /// Appends `event` to the user's stream and applies it to the view, in the caller's transaction.
+    /// The user whose stream `stream` is.
+    static func user(ofStream stream: String) -> UUID? {
+        stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
+    }
+
+    /// Appends `event` to the user's stream and applies it to the view, in the caller's transaction. The event and
+    /// the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly.
     static func record(_ event: FavoriteEvent, id: UUID, user: UUID, metadata: EventMetadata, at date: Date,
                        on connection: isolated PostgresConnection) throws -> AppendResult {
         let stored: NewEvent = switch event {
         case .added(let snapshot):
-            try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata)
+            try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata, recordedAt: date)
         case .removed(let experience, let itemId):
             try NewEvent(id: id, type: event.type,
-                         data: FavoriteEvent.Removed(experience: experience.rawValue, itemId: itemId), metadata: metadata)
+                         data: FavoriteEvent.Removed(experience: experience.rawValue, itemId: itemId), metadata: metadata,
+                         recordedAt: date)
         case .cleared(let experience):
             try NewEvent(id: id, type: event.type, data: FavoriteEvent.Cleared(experience: experience.rawValue),
-                         metadata: metadata)
+                         metadata: metadata, recordedAt: date)
+        case .erased:
+            preconditionFailure("only EventStore.erase writes the tombstone")
         }
         let result = try EventStore.append([stored], to: stream(of: user), expected: .any, on: connection)
         if !result.alreadyApplied {
@@ -50,27 +59,29 @@ struct FavoritesStore: Sendable {
         return result
     }
 
-    /// The view's change for one event (also what a rebuild replays).
+    /// The view's change for one event, in `table` (the live view, or a rebuild's copy).
     static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
-                      on connection: isolated PostgresConnection) throws {
+                      table: String = FavoritesView.table, on connection: isolated PostgresConnection) throws {
         switch event {
         case .added(let item):
             try connection.query("""
-                INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating,
-                                       favorited_at, version)
+                INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
+                                                  rating, favorited_at, version)
                 VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
                         \(item.price), \(item.rating), \(date), \(version))
                 ON CONFLICT (user_id, experience, item_id) DO NOTHING
                 """, prepare: true)
         case .removed(let experience, let itemId):
             try connection.query("""
-                DELETE FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
                    AND item_id = \(itemId)
                 """, prepare: true)
         case .cleared(let experience):
             try connection.query("""
-                DELETE FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
+                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
                 """)
+        case .erased:
+            try connection.query("DELETE FROM \(identifier: table) WHERE user_id = \(user)")
         }
     }
 

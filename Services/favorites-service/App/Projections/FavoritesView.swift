@@ -1,0 +1,42 @@
+import EventStore
+import Foundation
+import Postgres
+
+/// The per-user favorites view as a projection of the log. Writers keep it up to date inline (in the append
+/// transaction, see ``FavoritesStore/record(_:id:user:metadata:at:on:)``); this is what a rebuild or a repair replays.
+struct FavoritesView: Projection {
+    static let table = "favorites"
+    let name = "favorites"
+    let tables = [Self.table]
+
+    func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
+        throws
+    {
+        for event in events {
+            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = FavoriteEvent(event)
+            else { continue }
+            try FavoritesStore.apply(favorite, user: user, version: event.version, at: event.recordedAt,
+                                     table: tables[Self.table], on: connection)
+        }
+    }
+
+    /// Rebuilds one user's rows from their stream, under the stream's lock (their writes wait meanwhile). For repair:
+    /// returns how many events were replayed.
+    static func repair(user: UUID, pool: DatabasePool) async throws -> Int {
+        try await pool.withTransaction { connection in
+            let stream = FavoritesStore.stream(of: user)
+            try EventStore.lock(stream, on: connection)
+            try connection.query("DELETE FROM \(identifier: table) WHERE user_id = \(user)")
+            var replayed = 0
+            var version: Int64 = 0
+            while true {
+                let events = try EventStore.read(stream, after: version, limit: 1000, on: connection)
+                try FavoritesView().apply(events, to: ProjectionTables(), on: connection)
+                replayed += events.count
+                guard let last = events.last, events.count == 1000 else { break }
+                version = last.version
+            }
+            return replayed
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Postgres
+
+/// A view computed from the log, in tables of its own.
+///
+/// The same `apply` serves the live projection and a rebuild: it writes to whichever tables it is given.
+public protocol Projection: Sendable {
+    /// Names the projection's checkpoint and its lock.
+    var name: String { get }
+    /// The tables it writes. A rebuild fills empty copies of them, then swaps the copies in.
+    var tables: [String] { get }
+    /// Applies `events`, in log order, to `tables`, in the caller's transaction.
+    func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
+        throws
+}
+
+/// The tables a projection writes this time: its live tables, or a rebuild's copies of them.
+public struct ProjectionTables: Sendable {
+    private let names: [String: String]
+
+    /// The live tables.
+    public init() { names = [:] }
+
+    init(copiesOf tables: [String], suffix: String) {
+        names = Dictionary(uniqueKeysWithValues: tables.map { ($0, $0 + suffix) })
+    }
+
+    /// The table to write for the projection's table `table`.
+    public subscript(_ table: String) -> String { names[table] ?? table }
+}
+
+/// How far a projection has read the log: the last event it applied, in (transaction id, position) order.
+public struct ProjectionCheckpoint: Sendable, Equatable {
+    public var transactionID: Int64
+    public var position: Int64
+
+    public static let start = ProjectionCheckpoint(transactionID: 0, position: 0)
+}
+
+/// One step of an async projection: a batch of events applied and the checkpoint moved, in one transaction.
+///
+/// Events are read in (transaction id, position) order, and only from transactions older than every transaction
+/// still running. Positions are handed out when a transaction inserts, not when it commits, so a later position can
+/// commit first; a reader that went by position alone would move past the earlier one and never see it. Reading
+/// behind the oldest running transaction never skips an event, however long a transaction stays open: the
+/// projection waits for it (its lag grows) rather than guessing on a timer. Within one stream, transaction ids follow
+/// versions (see ``EventStore/lock(_:on:)``).
+public enum ProjectionBatch {
+    public enum Outcome: Sendable, Equatable {
+        /// This many events were applied and the checkpoint moved past them.
+        case applied(Int)
+        /// Nothing new (or only events of transactions still running).
+        case upToDate
+        /// Another instance (on this or another replica) is applying a batch of this projection right now.
+        case busy
+    }
+
+    /// Applies the next batch of at most `limit` events, unless another instance holds the projection's lock.
+    public static func run(_ projection: some Projection, limit: Int, pool: DatabasePool) async throws -> Outcome {
+        try await pool.withTransaction { connection in
+            guard try connection.query("""
+                SELECT pg_try_advisory_xact_lock(\(projectionLockClass), hashtext(\(projection.name)))
+                """, prepare: true).single().decode(Bool.self, at: 0)
+            else { return .busy }
+            let applied = try apply(projection, checkpoint: projection.name, tables: ProjectionTables(), limit: limit,
+                                    on: connection)
+            return applied == 0 ? .upToDate : .applied(applied)
+        }
+    }
+
+    /// The class (first key) of the projections' advisory locks.
+    static let projectionLockClass: Int32 = 0x5052_4A53  // "PRJS"
+
+    /// Reads the events after checkpoint `name`, applies them to `tables` and moves the checkpoint, all in the
+    /// caller's transaction. `onlyFinishedTransactions: false` is for a caller that has stopped every writer (a
+    /// rebuild's switch-over). Returns how many events were applied.
+    static func apply(
+        _ projection: some Projection, checkpoint name: String, tables: ProjectionTables, limit: Int,
+        onlyFinishedTransactions: Bool = true, on connection: isolated PostgresConnection
+    ) throws -> Int {
+        // Reads first: the transaction must not hold an id of its own yet, or it would hold back its own reads.
+        let checkpoint = try Self.checkpoint(name, on: connection)
+        let events = try pending(after: checkpoint, limit: limit, onlyFinishedTransactions: onlyFinishedTransactions,
+                                 on: connection)
+        guard let last = events.last else { return 0 }
+        try projection.apply(events, to: tables, on: connection)
+        try connection.query("""
+            INSERT INTO projection_checkpoints (projection, transaction_id, position)
+            VALUES (\(name), \(last.transactionID)::xid8, \(last.position))
+            ON CONFLICT (projection) DO UPDATE
+               SET transaction_id = excluded.transaction_id, position = excluded.position, updated_at = now()
+            """, prepare: true)
+        return events.count
+    }
+
+    static func checkpoint(_ name: String, on connection: isolated PostgresConnection) throws -> ProjectionCheckpoint {
+        guard let row = try connection.query("""
+            SELECT transaction_id::text, position FROM projection_checkpoints WHERE projection = \(name)
+            """, prepare: true).rows.first
+        else { return .start }
+        let (transactionID, position) = try row.decode((Int64, Int64).self)
+        return ProjectionCheckpoint(transactionID: transactionID, position: position)
+    }
+
+    static func pending(after checkpoint: ProjectionCheckpoint, limit: Int, onlyFinishedTransactions: Bool,
+                        on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
+        let result = if onlyFinishedTransactions {
+            try connection.query("""
+                SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
+                       recorded_at, transaction_id::text
+                  FROM events
+                 WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
+                   AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+                 ORDER BY transaction_id, position LIMIT \(limit)
+                """, prepare: true)
+        } else {
+            try connection.query("""
+                SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
+                       recorded_at, transaction_id::text
+                  FROM events
+                 WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
+                 ORDER BY transaction_id, position LIMIT \(limit)
+                """)
+        }
+        return try result.rows.map(EventStore.recorded)
+    }
+
+    /// How far behind the log a projection is: events not applied yet (counted up to `countLimit`) and the age of the
+    /// oldest of them.
+    public static func lag(of projection: String, countLimit: Int = 100_000, pool: DatabasePool) async throws
+        -> (events: Int, oldest: Date?)
+    {
+        try await pool.withConnection { connection in
+            try await connection.lag(of: projection, countLimit: countLimit)
+        }
+    }
+}
+
+extension PostgresConnection {
+    fileprivate func lag(of projection: String, countLimit: Int) throws -> (events: Int, oldest: Date?) {
+        let checkpoint = try ProjectionBatch.checkpoint(projection, on: self)
+        return try query("""
+            SELECT count(*), min(recorded_at) FROM (
+                SELECT recorded_at FROM events
+                 WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
+                 ORDER BY transaction_id, position LIMIT \(countLimit)) AS pending
+            """, prepare: true).single().decode((Int, Date?).self)
+    }
+}

@@ -1,0 +1,83 @@
+import Logging
+import Postgres
+
+/// Rebuilds a projection from the log, blue/green: the events are replayed into empty copies of its tables while the
+/// live tables keep serving, then the copies take the live tables' place in one short transaction.
+public enum ProjectionRebuild {
+    public enum Mode: Sendable {
+        /// The projection is kept by ``ProjectionRunner`` from its checkpoint; the rebuild's checkpoint replaces it.
+        case async
+        /// The writers update the projection in their append transaction; it has no checkpoint.
+        case inline
+    }
+
+    /// Rebuilds `projection` and returns how many events were replayed.
+    ///
+    /// The switch-over locks the event table against appends (reads go on) until the copies have caught up with the
+    /// last events and been renamed into place; appends waiting meanwhile then write to the new tables. For an async
+    /// projection it also waits for the live runner's batch, so the rebuilt checkpoint is taken over exactly.
+    @discardableResult
+    public static func rebuild(
+        _ projection: some Projection, mode: Mode, pool: DatabasePool, batchSize: Int = 1000,
+        logger: Logger = Logger(label: "projection.rebuild")
+    ) async throws -> Int {
+        let copies = ProjectionTables(copiesOf: projection.tables, suffix: "_rebuild")
+        let checkpoint = projection.name + "#rebuild"
+        try await pool.withTransaction { connection in
+            for table in projection.tables {
+                try connection.query("DROP TABLE IF EXISTS \(identifier: copies[table])")
+                try connection.query("""
+                    CREATE TABLE \(identifier: copies[table]) (LIKE \(identifier: table) INCLUDING ALL)
+                    """)
+            }
+            try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
+        }
+
+        var replayed = 0
+        while true {
+            let applied = try await pool.withTransaction { connection in
+                try ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies, limit: batchSize,
+                                          on: connection)
+            }
+            replayed += applied
+            if applied > 0 { logger.info("rebuilding", metadata: ["projection": "\(projection.name)", "events": "\(replayed)"]) }
+            if applied < batchSize { break }
+        }
+
+        replayed += try await pool.withTransaction { connection in
+            // EXCLUSIVE lets reads through but waits for every transaction that inserted an event to end and holds
+            // back new ones: from here on the log cannot change, and no event can be left in flight.
+            try connection.query("LOCK TABLE events IN EXCLUSIVE MODE")
+            if case .async = mode {
+                try connection.query("""
+                    SELECT pg_advisory_xact_lock(\(ProjectionBatch.projectionLockClass), hashtext(\(projection.name)))
+                    """)
+            }
+            var applied = 0
+            while true {
+                let batch = try ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies,
+                                                      limit: batchSize, onlyFinishedTransactions: false, on: connection)
+                applied += batch
+                if batch < batchSize { break }
+            }
+            for table in projection.tables {
+                let retired = table + "_retired"
+                try connection.query("ALTER TABLE \(identifier: table) RENAME TO \(identifier: retired)")
+                try connection.query("ALTER TABLE \(identifier: copies[table]) RENAME TO \(identifier: table)")
+                try connection.query("DROP TABLE \(identifier: retired)")
+            }
+            if case .async = mode {
+                try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(projection.name)")
+                try connection.query("""
+                    UPDATE projection_checkpoints SET projection = \(projection.name), updated_at = now()
+                     WHERE projection = \(checkpoint)
+                    """)
+            } else {
+                try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
+            }
+            return applied
+        }
+        logger.notice("projection rebuilt", metadata: ["projection": "\(projection.name)", "events": "\(replayed)"])
+        return replayed
+    }
+}

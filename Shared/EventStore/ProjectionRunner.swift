@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import CoreMetrics
+import Postgres
+import ServiceLifecycle
+
+/// Keeps an async projection up to date, as a lifecycle service. Every replica runs one; a batch runs under the
+/// projection's advisory lock, so one instance applies at a time across all replicas, and the checkpoint moves in the
+/// same transaction as the rows. A replica that dies mid-batch leaves nothing behind (its transaction rolls back)
+/// and the next instance carries on from the checkpoint.
+///
+/// The poll is the source of truth; a notification on `channel` (see ``EventNotifier``) only wakes it early.
+public struct ProjectionRunner<Projected: Projection>: Service {
+    let projection: Projected
+    let pool: DatabasePool
+    let channel: String?
+    let pollInterval: Duration
+    let batchSize: Int
+    let logger: Logger
+    let metrics: ProjectionMetrics
+
+    public init(projection: Projected, pool: DatabasePool, wakeUpChannel channel: String?, pollInterval: Duration,
+                batchSize: Int = 500, logger: Logger, metricsFactory: any MetricsFactory) {
+        self.projection = projection
+        self.pool = pool
+        self.channel = channel
+        self.pollInterval = pollInterval
+        self.batchSize = batchSize
+        self.logger = logger
+        self.metrics = ProjectionMetrics(projection: projection.name, factory: metricsFactory)
+    }
+
+    public func run() async throws {
+        let (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        wake.yield()
+                        try? await Task.sleep(for: pollInterval)
+                    }
+                }
+                if let channel {
+                    let listener = PostgresListener(configuration: pool.connectionConfiguration, channels: [channel],
+                                                    logger: logger)
+                    group.addTask {
+                        for await _ in listener.events() { wake.yield() }
+                    }
+                }
+                var failing = false
+                for await _ in wakeUps {
+                    do {
+                        try await catchUp()
+                        if failing { logger.notice("projection running again", metadata: ["projection": "\(projection.name)"]) }
+                        failing = false
+                    } catch {
+                        guard !Task.isCancelled else { break }
+                        if !failing {  // once per outage, not once per poll
+                            logger.warning("projection cannot run; retrying", metadata: [
+                                "projection": "\(projection.name)", "error": "\(error)",
+                            ])
+                        }
+                        failing = true
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Applies batches until the log holds nothing more it may read, then publishes the lag.
+    func catchUp() async throws {
+        while !Task.isCancelled {
+            let outcome = try await ProjectionBatch.run(projection, limit: batchSize, pool: pool)
+            guard case .applied(let count) = outcome else { break }
+            metrics.applied.increment(by: count)
+            if count < batchSize { break }
+        }
+        let lag = try await ProjectionBatch.lag(of: projection.name, pool: pool)
+        metrics.lagEvents.record(lag.events)
+        metrics.lagSeconds.record(lag.oldest.map { max(0, Date().timeIntervalSince($0)) } ?? 0)
+    }
+}
+
+/// A projection's figures: `projection_lag_events` and `projection_lag_seconds` (how many events wait, and for how
+/// long the oldest has), and `projection_events_applied_total`.
+struct ProjectionMetrics: Sendable {
+    let lagEvents: Gauge
+    let lagSeconds: Gauge
+    let applied: Counter
+
+    init(projection: String, factory: any MetricsFactory) {
+        let dimensions = [("projection", projection)]
+        lagEvents = Gauge(label: "projection_lag_events", dimensions: dimensions, factory: factory)
+        lagSeconds = Gauge(label: "projection_lag_seconds", dimensions: dimensions, factory: factory)
+        applied = Counter(label: "projection_events_applied_total", dimensions: dimensions, factory: factory)
+    }
+}
+
+/// Tells async projections that events were appended, as a NOTIFY sent after the append committed, at most once per
+/// `minimumInterval` however many appends there were. Sending it inside the append transaction would put every
+/// append behind PostgreSQL's single notification-queue lock at commit.
+public struct EventNotifier: Service {
+    let pool: DatabasePool
+    let channel: String
+    let minimumInterval: Duration
+    private let signals: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    public init(pool: DatabasePool, channel: String, minimumInterval: Duration = .milliseconds(50)) {
+        self.pool = pool
+        self.channel = channel
+        self.minimumInterval = minimumInterval
+        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Call after an append committed. Never waits.
+    public func eventsAppended() {
+        signal.yield()
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await _ in signals {
+                // A lost hint only delays the projections until their next poll.
+                _ = try? await pool.query("SELECT pg_notify(\(channel), '')")
+                try? await Task.sleep(for: minimumInterval)
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+@testable import EventStore
+import Foundation
+import Postgres
+import TestSupport
+import Testing
+
+/// Async projections on a real PostgreSQL: the gap-safe cursor, exactly-once application, a projector killed mid-batch,
+/// one instance at a time, and a rebuild while writers keep appending.
+@Suite struct ProjectionTests {
+    static let migrators = [Migrator(schema: "projection_test", migrations: [
+        Migration(1, "event_store", sql: EventStoreSchema.sql),
+        Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
+        Migration(3, "ledger", sql: """
+            CREATE TABLE ledger (position bigint PRIMARY KEY, stream_id text NOT NULL, version bigint NOT NULL);
+            """),
+    ])]
+
+    /// Writes down every event it is given. The position is the key, so applying an event twice fails the batch.
+    struct Ledger: Projection {
+        let name = "ledger"
+        let tables = ["ledger"]
+        /// Stops after the first event of a batch, in a statement a test can find and kill.
+        var stallMidBatch = false
+
+        func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
+            throws
+        {
+            for (index, event) in events.enumerated() {
+                try connection.query("""
+                    INSERT INTO \(identifier: tables["ledger"]) (position, stream_id, version)
+                    VALUES (\(event.position), \(event.streamID), \(event.version))
+                    """)
+                if stallMidBatch, index == 0 { try connection.query("SELECT pg_sleep(60) /* ledger-stall */") }
+            }
+        }
+    }
+
+    static func withStore(_ body: (DatabasePool) async throws -> Void) async throws {
+        try await withTestPool(migrators: migrators, size: 8, searchPath: "projection_test") { pool, _ in
+            try await body(pool)
+        }
+    }
+
+    @discardableResult
+    static func append(_ item: String, to stream: String, pool: DatabasePool) async throws -> AppendResult {
+        try await pool.withTransaction { connection in
+            try EventStore.append([EventStoreTests.event(item)], to: stream, expected: .any, on: connection)
+        }
+    }
+
+    /// The positions in the ledger, in order.
+    static func ledger(_ pool: DatabasePool) async throws -> [Int64] {
+        try await pool.query("SELECT position FROM ledger ORDER BY position").decode(as: Int64.self)
+    }
+
+    static func logPositions(_ pool: DatabasePool) async throws -> [Int64] {
+        try await pool.query("SELECT position FROM events ORDER BY position").decode(as: Int64.self)
+    }
+
+    /// Runs batches until the ledger satisfies `done`. Every test database lives in one cluster, and the projection
+    /// stays behind the oldest transaction of the whole cluster, so another test's transaction may hold it back for a
+    /// moment: this waits (up to a minute) instead of assuming it never happens.
+    static func project(_ pool: DatabasePool, limit: Int = 100, until done: ([Int64]) -> Bool) async throws
+        -> [Int64]
+    {
+        for _ in 0..<1200 {
+            _ = try await ProjectionBatch.run(Ledger(), limit: limit, pool: pool)
+            let ledger = try await ledger(pool)
+            if done(ledger) { return ledger }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try await ledger(pool)
+    }
+
+    @Test func aTransactionHeldOpenHoldsTheProjectionBackAndNothingIsSkipped() async throws {
+        try await Self.withStore { pool in
+            try await Self.append("before", to: "user-1", pool: pool)
+            try await pool.withConnection { holder in
+                try await holder.query("BEGIN")
+                _ = try await EventStore.append([EventStoreTests.event("held")], to: "user-2", expected: .any,
+                                                on: holder)
+                // Two later transactions commit while the first is still open: their positions come after its.
+                try await Self.append("after-1", to: "user-3", pool: pool)
+                try await Self.append("after-2", to: "user-4", pool: pool)
+                let committed = try await Self.logPositions(pool)
+                #expect(committed.count == 3)
+
+                let applied = try await Self.project(pool) { !$0.isEmpty }
+                #expect(applied == [committed[0]])
+                for _ in 0..<3 { _ = try await ProjectionBatch.run(Ledger(), limit: 100, pool: pool) }
+                #expect(try await Self.ledger(pool) == [committed[0]], "nothing past the open transaction")
+                let lag = try await ProjectionBatch.lag(of: "ledger", pool: pool)
+                #expect(lag.events == 2)
+                #expect(lag.oldest != nil)
+                try await holder.query("COMMIT")
+            }
+            let all = try await Self.logPositions(pool)
+            #expect(all.count == 4)
+            #expect(try await Self.project(pool) { $0.count >= 4 } == all)
+            #expect(try await ProjectionBatch.run(Ledger(), limit: 100, pool: pool) == .upToDate)
+            #expect(try await ProjectionBatch.lag(of: "ledger", pool: pool).events == 0)
+        }
+    }
+
+    @Test func aProjectorKilledMidBatchLosesAndDuplicatesNothing() async throws {
+        try await Self.withStore { pool in
+            for stream in ["user-1", "user-2", "user-3"] { try await Self.append("a", to: stream, pool: pool) }
+            let stalled = Task {
+                while true {  // until a batch gets to run (see `project`), then it stalls until killed
+                    let outcome = try await ProjectionBatch.run(Ledger(stallMidBatch: true), limit: 100, pool: pool)
+                    if case .applied = outcome { return outcome }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            var killed = 0
+            for _ in 0..<1200 where killed == 0 {
+                try await Task.sleep(for: .milliseconds(50))
+                killed = try await pool.query("""
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                     WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%ledger-stall%'
+                    """).single().decode(Int.self, at: 0)
+            }
+            #expect(killed == 1)
+            await #expect(throws: (any Error).self) { try await stalled.value }
+            // The killed batch wrote nothing and moved no checkpoint; a new projector applies every event once.
+            #expect(try await Self.ledger(pool).isEmpty)
+            let all = try await Self.logPositions(pool)
+            #expect(try await Self.project(pool) { $0.count >= 3 } == all)
+        }
+    }
+
+    @Test func oneInstanceAppliesAtATimeAndEachEventOnce() async throws {
+        try await Self.withStore { pool in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask { try await Self.append("item-\(index)", to: "user-\(index % 10)", pool: pool) }
+                }
+                try await group.waitForAll()
+            }
+            try await pool.withConnection { holder in
+                try await holder.query("BEGIN")
+                try await holder.query("""
+                    SELECT pg_advisory_xact_lock(\(ProjectionBatch.projectionLockClass), hashtext('ledger'))
+                    """)
+                #expect(try await ProjectionBatch.run(Ledger(), limit: 100, pool: pool) == .busy)
+                try await holder.query("ROLLBACK")
+            }
+            // Two projectors side by side, small batches: a duplicate would break the ledger's key and throw.
+            try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for _ in 0..<2 { group.addTask { try await Self.project(pool, limit: 7) { $0.count >= 50 } } }
+                try await group.waitForAll()
+            }
+            #expect(try await Self.ledger(pool) == Self.logPositions(pool))
+        }
+    }
+
+    @Test func aRebuildWhileWritersAppendEndsEqualToTheLog() async throws {
+        try await Self.withStore { pool in
+            for index in 0..<30 { try await Self.append("early-\(index)", to: "user-\(index % 3)", pool: pool) }
+            _ = try await Self.project(pool) { $0.count >= 30 }
+            let writer = Task {
+                for index in 0..<60 { try await Self.append("late-\(index)", to: "user-\(index % 4)", pool: pool) }
+            }
+            let replayed = try await ProjectionRebuild.rebuild(Ledger(), mode: .async, pool: pool, batchSize: 8)
+            try await writer.value
+            #expect(replayed >= 30)
+            // The rebuilt table took over with its checkpoint: the live projector carries on from there, exactly once.
+            let all = try await Self.logPositions(pool)
+            #expect(try await Self.project(pool) { $0.count >= 90 } == all)
+            #expect(try await pool.query("SELECT to_regclass('ledger_rebuild') IS NULL").single().decode(Bool.self, at: 0))
+            #expect(try await pool.query("SELECT projection FROM projection_checkpoints").decode(as: String.self)
+                == ["ledger"])
+        }
+    }
+}

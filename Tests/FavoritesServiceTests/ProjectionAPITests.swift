@@ -1,0 +1,124 @@
+import Contracts
+import EventStore
+import Foundation
+@testable import FavoritesService
+import HTTPTypes
+import HummingbirdTesting
+import Postgres
+import ServiceKit
+import TestSupport
+import Testing
+
+/// The views built from the log: "most favorited" kept by the async projection, and rebuilds and repairs that must
+/// reproduce what the live writers produced.
+@Suite(.serialized) struct ProjectionAPITests {
+    static let nightWatch = "SK-C-5"
+    static let ngItem = "NG-MC-807"
+
+    static func popular(_ api: FavoritesHarness, as user: FavoritesHarness.User, experience: String = "rijksmuseum")
+        async throws -> [String: Int]
+    {
+        let response = try await api.call(.get, "/v1/favorites/popular?experience=\(experience)", as: user)
+        #expect(response.status == .ok)
+        let items = try response.decode(PopularItems.self).items
+        #expect(items.map(\.favoriteCount) == items.map(\.favoriteCount).sorted(by: >), "most favorited first")
+        return Dictionary(uniqueKeysWithValues: items.map { ($0.itemId, $0.favoriteCount) })
+    }
+
+    @Test func popularCountsEveryUsersFavoritesAndForgetsErasedAccounts() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let ben = try await api.user()
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ana)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: ana)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)  // already: no event
+            let counted = [Self.nightWatch: 2, Self.ngItem: 1]
+            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0 == counted } == counted)
+            #expect(try await Self.popular(api, as: ben, experience: "ticketmaster").isEmpty)
+
+            _ = try await api.call(.delete, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
+            let afterRemoval = [Self.nightWatch: 1, Self.ngItem: 1]
+            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0 == afterRemoval }
+                == afterRemoval)
+
+            FavoritesHarness.authority.deletedAccounts.add(ana.id)
+            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0.isEmpty }.isEmpty)
+
+            #expect(try await api.call(.get, "/v1/favorites/popular", as: ben).status == .badRequest)
+            #expect(try await api.call(.get, "/v1/favorites/popular?experience=rijksmuseum&limit=0", as: ben).status
+                == .badRequest)
+            let lag = try await api.withPool { try await ProjectionBatch.lag(of: "popular", pool: $0) }
+            #expect(lag.events == 0)
+        }
+    }
+
+    /// Every row of the views, as JSON text, in a fixed order.
+    static func views(_ pool: DatabasePool) async throws -> [String: [String]] {
+        [
+            "favorites": try await pool.query("""
+                SELECT row_to_json(f)::text FROM favorites f ORDER BY user_id, experience, item_id
+                """).decode(as: String.self),
+            "popular_items": try await pool.query("""
+                SELECT row_to_json(p)::text FROM popular_items p ORDER BY experience, item_id
+                """).decode(as: String.self),
+            "popular_members": try await pool.query("""
+                SELECT row_to_json(m)::text FROM popular_members m ORDER BY user_id, experience, item_id
+                """).decode(as: String.self),
+        ]
+    }
+
+    @Test func rebuiltAndRepairedViewsEqualTheLiveOnes() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let ben = try await api.user()
+            let cleo = try await api.user()
+            for id in ["G5diZfkn0B-bh", "vv17FZfdGkSrrMju", "vvG18Z4m501KZN"] {
+                _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana)
+                _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ben)
+            }
+            _ = try await api.call(.delete, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben,
+                                   headers: [.idempotencyKey: "k1"])
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben,
+                                   headers: [.idempotencyKey: "k1"])
+            _ = try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ben)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: cleo)
+            FavoritesHarness.authority.deletedAccounts.add(cleo.id)
+            _ = try await api.eventually({ try await api.eventTypes(of: cleo) }) { $0 == ["stream-erased"] }
+
+            try await api.withPool { pool in
+                _ = try await api.eventually({ try await ProjectionBatch.lag(of: "popular", pool: pool).events }) {
+                    $0 == 0
+                }
+                let live = try await Self.views(pool)
+                #expect(live["favorites"]?.count == 3)  // ana: 2 events left; ben: the Night Watch
+                #expect(live["popular_items"]?.count == 3)
+
+                let reader = testConfigReader(databaseURL: api.database.connectionString, environment: [
+                    "AUTH_URL": "http://127.0.0.1:1", "CATALOG_URL": "http://127.0.0.1:1",
+                ])
+                let favorites = try await FavoritesService.rebuild(view: .favorites, user: nil, reader: reader)
+                #expect(favorites.contains("favorites view"))
+                #expect(try await Self.views(pool) == live)
+                let popular = try await FavoritesService.rebuild(view: .popular, user: nil, reader: reader)
+                #expect(popular.contains("popular view"))
+                #expect(try await Self.views(pool) == live)
+
+                // A damaged user view is repaired from that user's stream alone.
+                try await pool.query("DELETE FROM favorites WHERE user_id = \(ana.id)")
+                #expect(try await FavoritesView.repair(user: ana.id, pool: pool) == 4)
+                #expect(try await Self.views(pool) == live)
+            }
+
+            // The swapped-in tables are the live ones now: writes and the projector carry on.
+            #expect(try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ana).status == .created)
+            let popular = try await api.eventually({ try await Self.popular(api, as: ana) }) {
+                $0[Self.nightWatch] == 2
+            }
+            #expect(popular[Self.nightWatch] == 2)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self).itemIds == [Self.nightWatch])
+        }
+    }
+}
