@@ -187,7 +187,7 @@ public enum EventStore {
                             on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
         try connection.query("""
             SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at, transaction_id::text
+                   recorded_at, transaction_id::text AS transaction_text
               FROM events WHERE stream_id = \(stream) AND version > \(version)
              ORDER BY version LIMIT \(limit)
             """, prepare: true).rows.map(recorded)
@@ -209,7 +209,7 @@ public enum EventStore {
     {
         try await pool.query("""
             SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at, transaction_id::text
+                   recorded_at, transaction_id::text AS transaction_text
               FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
             """).rows.map(recorded)
     }

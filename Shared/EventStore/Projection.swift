@@ -102,12 +102,14 @@ public enum ProjectionBatch {
         return ProjectionCheckpoint(transactionID: transactionID, position: position)
     }
 
+    /// The ids go out as text (they are 64-bit unsigned) under another name: `ORDER BY transaction_id` would
+    /// otherwise sort by the text column of that name, and "1000" would come before "999".
     static func pending(after checkpoint: ProjectionCheckpoint, limit: Int, onlyFinishedTransactions: Bool,
                         on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
         let result = if onlyFinishedTransactions {
             try connection.query("""
                 SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                       recorded_at, transaction_id::text
+                       recorded_at, transaction_id::text AS transaction_text
                   FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
                    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -116,7 +118,7 @@ public enum ProjectionBatch {
         } else {
             try connection.query("""
                 SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                       recorded_at, transaction_id::text
+                       recorded_at, transaction_id::text AS transaction_text
                   FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
                  ORDER BY transaction_id, position LIMIT \(limit)

@@ -61,10 +61,7 @@ public enum ProjectionRebuild {
                 if batch < batchSize { break }
             }
             for table in projection.tables {
-                let retired = table + "_retired"
-                try connection.query("ALTER TABLE \(identifier: table) RENAME TO \(identifier: retired)")
-                try connection.query("ALTER TABLE \(identifier: copies[table]) RENAME TO \(identifier: table)")
-                try connection.query("DROP TABLE \(identifier: retired)")
+                try swap(table, for: copies[table], on: connection)
             }
             if case .async = mode {
                 try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(projection.name)")
@@ -79,5 +76,27 @@ public enum ProjectionRebuild {
         }
         logger.notice("projection rebuilt", metadata: ["projection": "\(projection.name)", "events": "\(replayed)"])
         return replayed
+    }
+
+    /// Puts `copy` in the place of `table`, under its name and with its indexes' names (and so its constraints'),
+    /// so that later migrations find what they expect.
+    static func swap(_ table: String, for copy: String, on connection: isolated PostgresConnection) throws {
+        // Each index of the copy, paired with the index of the live table that has the same definition.
+        let names = try connection.query("""
+            WITH indexes AS (
+                SELECT i.indrelid, c.relname AS name, i.indisunique AS is_unique,
+                       substring(pg_get_indexdef(i.indexrelid) FROM ' USING .*') AS definition
+                  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                 WHERE i.indrelid IN (to_regclass(\(table)), to_regclass(\(copy))))
+            SELECT copied.name, live.name
+              FROM indexes copied JOIN indexes live
+                ON live.indrelid = to_regclass(\(table)) AND copied.indrelid = to_regclass(\(copy))
+               AND live.definition = copied.definition AND live.is_unique = copied.is_unique
+            """).decode((String, String).self)
+        try connection.query("DROP TABLE \(identifier: table)")
+        try connection.query("ALTER TABLE \(identifier: copy) RENAME TO \(identifier: table)")
+        for (copied, live) in names {
+            try connection.query("ALTER INDEX \(identifier: copied) RENAME TO \(identifier: live)")
+        }
     }
 }

@@ -122,6 +122,48 @@ import Testing
             #expect(prices.prefix(known.count).allSatisfy { $0 != nil })  // events without prices come last
             #expect(try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=random", as: ana).status
                     == .badRequest)
+            // A cursor belongs to its sort.
+            #expect(try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=title&cursor=\(cursor)",
+                                       as: ana).status == .badRequest)
+            // Price pages cross from priced to unpriced items without losing or repeating one.
+            var pagedByPrice: [String] = []
+            var next: String? = ""
+            while let page = next {
+                let suffix = page.isEmpty ? "" : "&cursor=\(page)"
+                let body = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=price&limit=1\(suffix)",
+                                              as: ana).decode(FavoritePage.self)
+                pagedByPrice += body.items.map(\.itemId)
+                next = body.nextCursor
+            }
+            #expect(pagedByPrice == priced.map(\.itemId))
+        }
+    }
+
+    /// Pages start after the last item served: what changes in between shifts nothing.
+    @Test func aChangeBetweenPagesNeitherSkipsNorRepeatsAnItem() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            for id in ["G5diZfkn0B-bh", "vv17FZfdGkSrrMju", "vvG18Z4m501KZN", "vv1k8Z4E0YG7MA0I"] {
+                _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana)
+            }
+            let first = try await api.call(.get, "/v1/favorites?experience=ticketmaster&limit=2", as: ana)
+                .decode(FavoritePage.self)
+            #expect(first.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "vvG18Z4m501KZN"])
+            // Meanwhile, on another device: one item of the first page goes, a new favorite arrives.
+            _ = try await api.call(.delete, "/v1/favorites/ticketmaster/vvG18Z4m501KZN", as: ana)
+            _ = try await api.call(.put, "/v1/favorites/ticketmaster/1Ae7ZfdGkSp307Y", as: ana)
+            let cursor = try #require(first.nextCursor)
+            let second = try await api.call(.get, "/v1/favorites?experience=ticketmaster&limit=2&cursor=\(cursor)",
+                                            as: ana).decode(FavoritePage.self)
+            #expect(second.items.map(\.itemId) == ["vv17FZfdGkSrrMju", "G5diZfkn0B-bh"])
+            #expect(second.nextCursor == nil)
+
+            let ids = try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+            let etag = try #require(ids.headers[.eTag])
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana,
+                                       headers: [.ifNoneMatch: "W/\(etag)"]).status == .notModified)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana,
+                                       headers: [.ifNoneMatch: etag]).status == .ok)
         }
     }
 

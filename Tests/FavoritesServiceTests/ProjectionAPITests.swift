@@ -92,6 +92,13 @@ import Testing
                     $0 == 0
                 }
                 let live = try await Self.views(pool)
+                let indexes: SQL = """
+                    SELECT indexname FROM pg_indexes
+                     WHERE schemaname = 'favorites' AND tablename IN ('favorites', 'popular_items', 'popular_members')
+                     ORDER BY indexname
+                    """
+                let liveIndexes = try await pool.query(indexes).decode(as: String.self)
+                #expect(liveIndexes.contains("favorites_pkey"))
                 #expect(live["favorites"]?.count == 3)  // ana: 2 events left; ben: the Night Watch
                 #expect(live["popular_items"]?.count == 3)
 
@@ -104,6 +111,7 @@ import Testing
                 let popular = try await FavoritesService.rebuild(view: .popular, user: nil, reader: reader)
                 #expect(popular.contains("popular view"))
                 #expect(try await Self.views(pool) == live)
+                #expect(try await pool.query(indexes).decode(as: String.self) == liveIndexes, "names kept")
 
                 // A damaged user view is repaired from that user's stream alone.
                 try await pool.query("DELETE FROM favorites WHERE user_id = \(ana.id)")

@@ -51,9 +51,7 @@ struct KeysController: Sendable {
         let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
         let etag = "\"\(digest)\""
         var headers: HTTPFields = [.cacheControl: cacheControl, .eTag: etag]
-        let presented = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-        if presented.contains(etag) || presented.contains("*") {
+        if request.ifNoneMatch(etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json; charset=utf-8"

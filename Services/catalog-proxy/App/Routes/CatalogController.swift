@@ -69,9 +69,7 @@ struct CatalogController: Sendable {
             .eTag: lookup.value.etag, .age: String(lookup.age),
             .cacheControl: "private, max-age=\(lookup.remainingTTL)", .xCache: lookup.freshness.rawValue,
         ]
-        let presented = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-        if presented.contains(lookup.value.etag) || presented.contains("*") {
+        if request.ifNoneMatch(lookup.value.etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json; charset=utf-8"

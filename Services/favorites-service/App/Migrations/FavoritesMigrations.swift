@@ -52,5 +52,10 @@ enum FavoritesMigrations {
                 PRIMARY KEY (user_id, experience, item_id)
             );
             """),
+        Migration(6, "favorites_by_version", sql: """
+            -- Lists page by the version of the adding event (recent, oldest): an index the keyset cursor can seek in.
+            CREATE INDEX favorites_by_version ON favorites (user_id, experience, version);
+            DROP INDEX favorites_recent;
+            """),
     ]
 }

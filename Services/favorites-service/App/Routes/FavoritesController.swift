@@ -125,23 +125,26 @@ struct FavoritesController: Sendable {
             errors.append(FieldError(field: "sort", message: "must be one of \(known)"))
         }
         let limit = Self.limit(query["limit"], default: 50, maximum: Self.maximumPageSize, errors: &errors)
-        var offset = 0
-        if let cursor = query["cursor"] {
-            if let decoded = Self.offset(fromCursor: String(cursor)) { offset = decoded }
-            else { errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned")) }
+        guard let sort else { throw ServiceProblem.validation(errors) }
+        var cursor = FavoritePageCursor.start(sort)
+        let cursorText = query["cursor"].map(String.init)
+        if let cursorText {
+            if let decoded = FavoritePageCursor(cursorText, sort: sort) { cursor = decoded }
+            else { errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned for this sort")) }
         }
-        guard let sort, errors.isEmpty else { throw ServiceProblem.validation(errors) }
+        guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let user = context.user.userID
         let version = try await store.version(user: user)
-        let etag = "\"v\(version)-\(sort.rawValue)-\(limit)-\(offset)\""
-        if request.headers[.ifNoneMatch] == etag {
+        let etag = "\"v\(version)-\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")\""
+        if request.ifNoneMatch(etag) {
             return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
         }
-        let items = try await store.page(user: user, experience: experience, sort: sort, limit: limit + 1,
-                                         offset: offset)
-        let page = FavoritePage(items: Array(items.prefix(limit)),
-                                nextCursor: items.count > limit ? Self.cursor(offset: offset + limit) : nil,
-                                version: version)
+        let rows = try await store.page(user: user, experience: experience, after: cursor, limit: limit + 1)
+        let shown = rows.prefix(limit)
+        let next = rows.count > limit ? shown.last.map {
+            FavoritePageCursor(after: $0.favorite, version: $0.version, sort: sort).encoded
+        } : nil
+        let page = FavoritePage(items: shown.map(\.favorite), nextCursor: next, version: version)
         return try ServiceJSON.encoder.encode(page)
             .jsonResponse(headers: [.eTag: etag, .cacheControl: "private, no-cache"])
     }
@@ -151,9 +154,13 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         let user = context.user.userID
         let version = try await store.version(user: user)
+        let etag = "\"v\(version)-\(experience.rawValue)\""
+        if request.ifNoneMatch(etag) {
+            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+        }
         let ids = try await store.ids(user: user, experience: experience)
         return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience, itemIds: ids, version: version))
-            .jsonResponse(headers: [.eTag: "\"v\(version)\"", .cacheControl: "private, no-cache"])
+            .jsonResponse(headers: [.eTag: etag, .cacheControl: "private, no-cache"])
     }
 
     /// `GET /v1/favorites/changes?since=N`: the user's own changes after version N, oldest first.
@@ -237,14 +244,5 @@ struct FavoritesController: Sendable {
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                            bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-    }
-
-    static func cursor(offset: Int) -> String { Data("o:\(offset)".utf8).base64URLEncodedString() }
-
-    static func offset(fromCursor text: String) -> Int? {
-        guard let data = Data(base64URLEncoded: text), let decoded = String(data: data, encoding: .utf8),
-              decoded.hasPrefix("o:"), let offset = Int(decoded.dropFirst(2)), offset >= 0
-        else { return nil }
-        return offset
     }
 }

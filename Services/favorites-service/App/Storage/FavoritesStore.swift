@@ -3,11 +3,6 @@ import EventStore
 import Foundation
 import Postgres
 
-/// How a favorites list is ordered.
-enum FavoriteSort: String, CaseIterable, Sendable {
-    case recent, oldest, title, price
-}
-
 /// The favorites view and the user's event stream. Functions taking a connection run inside the caller's
 /// transaction, after ``EventStore/lock(_:on:)``: a command's check and its append see the same state.
 struct FavoritesStore: Sendable {
@@ -85,38 +80,45 @@ struct FavoritesStore: Sendable {
         }
     }
 
-    /// One page of the user's favorites of one experience, in `sort` order.
-    func page(user: UUID, experience: ExperienceID, sort: FavoriteSort, limit: Int, offset: Int) async throws
-        -> [Favorite]
+    /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, each with the
+    /// version of the event that added it (for the next cursor). Keyset pagination: each page starts where the last
+    /// one ended, whatever was added or removed in between.
+    func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, limit: Int) async throws
+        -> [(favorite: Favorite, version: Int64)]
     {
         let exp = experience.rawValue
-        let result = switch sort {
+        let result = switch cursor.sort {
         case .recent:
             try await pool.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
-                 WHERE user_id = \(user) AND experience = \(exp)
-                 ORDER BY favorited_at DESC, item_id LIMIT \(limit) OFFSET \(offset)
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                  FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version < \(cursor.version)
+                 ORDER BY version DESC LIMIT \(limit)
                 """, prepare: true)
         case .oldest:
             try await pool.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
-                 WHERE user_id = \(user) AND experience = \(exp)
-                 ORDER BY favorited_at, item_id LIMIT \(limit) OFFSET \(offset)
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                  FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version > \(cursor.version)
+                 ORDER BY version LIMIT \(limit)
                 """, prepare: true)
         case .title:
             try await pool.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
-                 WHERE user_id = \(user) AND experience = \(exp)
-                 ORDER BY lower(title), item_id LIMIT \(limit) OFFSET \(offset)
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                  FROM favorites WHERE user_id = \(user) AND experience = \(exp)
+                   AND (lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))
+                 ORDER BY lower(title), item_id LIMIT \(limit)
                 """, prepare: true)
         case .price:
+            // Priced items first (by price, then id), then the unpriced ones (by id).
             try await pool.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
-                 WHERE user_id = \(user) AND experience = \(exp)
-                 ORDER BY price NULLS LAST, item_id LIMIT \(limit) OFFSET \(offset)
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                  FROM favorites WHERE user_id = \(user) AND experience = \(exp)
+                   AND CASE WHEN \(cursor.price)::float8 IS NULL THEN price IS NULL AND item_id > \(cursor.itemId)
+                            ELSE price > \(cursor.price)::float8 OR price IS NULL
+                                 OR (price = \(cursor.price)::float8 AND item_id > \(cursor.itemId)) END
+                 ORDER BY price NULLS LAST, item_id LIMIT \(limit)
                 """, prepare: true)
         }
-        return try result.rows.map(Self.favorite)
+        return try result.rows.map { row in (try Self.favorite(row), try row.decode(Int64.self, at: 8)) }
     }
 
     func ids(user: UUID, experience: ExperienceID) async throws -> [String] {

@@ -1,0 +1,78 @@
+import Contracts
+import Foundation
+import ServiceKit
+
+/// How a favorites list is ordered.
+enum FavoriteSort: String, CaseIterable, Codable, Sendable {
+    /// Most recently favorited first (by the stream version that added each one).
+    case recent
+    case oldest
+    /// By title, case-insensitively.
+    case title
+    /// Lowest price first; items without a price last.
+    case price
+}
+
+/// Where the next page of a favorites list starts: the sort key of the last item served, not an offset, so that a
+/// favorite added or removed meanwhile never makes the next page skip or repeat an item.
+///
+/// Opaque to clients (base64url of JSON); it names its sort, so a cursor is refused with any other.
+struct FavoritePageCursor: Codable, Equatable, Sendable {
+    var sort: FavoriteSort
+    /// `recent` and `oldest`: the version of the event that added the last item.
+    var version: Int64?
+    /// `title`: the last item's title.
+    var title: String?
+    /// `price`: the last item's price (`nil`: the list had reached the items without one).
+    var price: Double?
+    /// The last item's id: the tie-breaker.
+    var itemId: String
+
+    /// The cursor after `favorite` in `sort` order.
+    init(after favorite: Favorite, version: Int64, sort: FavoriteSort) {
+        self.sort = sort
+        self.itemId = favorite.itemId
+        switch sort {
+        case .recent, .oldest: self.version = version
+        case .title: self.title = favorite.title
+        case .price: self.price = favorite.price
+        }
+    }
+
+    /// The position before the first item.
+    static func start(_ sort: FavoriteSort) -> FavoritePageCursor {
+        switch sort {
+        case .recent: FavoritePageCursor(sort: sort, version: .max, itemId: "")
+        case .oldest: FavoritePageCursor(sort: sort, version: 0, itemId: "")
+        case .title: FavoritePageCursor(sort: sort, title: "", itemId: "")
+        case .price: FavoritePageCursor(sort: sort, price: -.infinity, itemId: "")
+        }
+    }
+
+    private init(sort: FavoriteSort, version: Int64? = nil, title: String? = nil, price: Double? = nil,
+                 itemId: String) {
+        self.sort = sort
+        self.version = version
+        self.title = title
+        self.price = price
+        self.itemId = itemId
+    }
+
+    var encoded: String {
+        // Encoding a struct of strings and numbers cannot fail; `-infinity` is never encoded (it only starts a list).
+        (try? JSONEncoder().encode(self))?.base64URLEncodedString() ?? ""
+    }
+
+    /// The cursor in `text`, if this API made it for `sort`.
+    init?(_ text: String, sort: FavoriteSort) {
+        guard text.utf8.count <= 1024, let data = Data(base64URLEncoded: text),
+              let cursor = try? JSONDecoder().decode(Self.self, from: data), cursor.sort == sort
+        else { return nil }
+        switch sort {
+        case .recent, .oldest: guard cursor.version != nil else { return nil }
+        case .title: guard cursor.title != nil else { return nil }
+        case .price: break
+        }
+        self = cursor
+    }
+}
