@@ -60,6 +60,13 @@ public struct RecordedEvent: Sendable, Equatable {
     }
 }
 
+/// A stream locked by ``EventStore/lock(_:on:)`` and its version at that moment. Valid only inside the transaction
+/// that took the lock (the lock ends with it).
+public struct LockedStream: Sendable, Equatable {
+    public let name: String
+    public let version: Int64
+}
+
 /// What the writer believes the stream's version is.
 public enum ExpectedVersion: Sendable, Equatable {
     /// Append whatever the version.
@@ -115,8 +122,18 @@ public enum EventStore {
     public static func append(
         _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
     ) throws -> AppendResult {
+        try append(events, to: lock(stream, on: connection), expected: expected, on: connection)
+    }
+
+    /// Appends `events` to a stream this transaction has already locked (see ``lock(_:on:)``): for a command that
+    /// checked the stream's state first, without locking and reading its version a second time.
+    public static func append(
+        _ events: [NewEvent], to locked: LockedStream, expected: ExpectedVersion,
+        on connection: isolated PostgresConnection
+    ) throws -> AppendResult {
         guard !events.isEmpty else { throw EventStoreError.emptyAppend }
-        let current = try lock(stream, on: connection)
+        let stream = locked.name
+        let current = locked.version
         var existing: [Int64] = []
         for event in events {
             if let version = try version(of: event.id, in: stream, on: connection) { existing.append(version) }
@@ -159,9 +176,9 @@ public enum EventStore {
     /// version order, and a projection reading in (transaction id, position) order sees each user's events in order.
     /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.)
     @discardableResult
-    public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
+    public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> LockedStream {
         try connection.query("SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))", prepare: true)
-        return try version(of: stream, on: connection)
+        return LockedStream(name: stream, version: try version(of: stream, on: connection))
     }
 
     /// The class (first key) of the streams' advisory locks, so they never meet another lock of the database.

@@ -91,3 +91,12 @@ enum FavoritesCommands {
         favoriteCount > 0 ? .cleared(experience: experience) : nil
     }
 }
+
+extension Favorite {
+    /// The favorite a snapshot becomes when favorited at `date`.
+    init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date) {
+        self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
+                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
+                  price: snapshot.price, rating: snapshot.rating, favoritedAt: date)
+    }
+}

@@ -46,19 +46,18 @@ struct FavoritesController: Sendable {
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
         let outcome = try await store.pool.withTransaction { connection -> Outcome in
-            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             // A retried request (same Idempotency-Key) returns what the first one did, before any state check.
-            if let eventID, try EventStore.version(of: eventID, in: FavoritesStore.stream(of: user), on: connection) != nil {
+            if let eventID, try EventStore.version(of: eventID, in: stream.name, on: connection) != nil {
                 return .existing(try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection))
             }
             let current = try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection)
             guard let event = FavoritesCommands.favorite(snapshot, alreadyFavorite: current != nil) else {
                 return .existing(current)
             }
-            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
-                                          on: connection)
-            return .created(try FavoritesStore.find(user: user, experience: experience, itemId: item.id,
-                                                    on: connection)!)
+            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, in: stream, metadata: metadata,
+                                          at: now, on: connection)
+            return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
         switch outcome {
         case .created(let favorite):
@@ -79,8 +78,8 @@ struct FavoritesController: Sendable {
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
-            if let eventID, try EventStore.version(of: eventID, in: FavoritesStore.stream(of: user), on: connection) != nil {
+            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            if let eventID, try EventStore.version(of: eventID, in: stream.name, on: connection) != nil {
                 return false
             }
             let isFavorite = try FavoritesStore.find(user: user, experience: experience, itemId: itemId,
@@ -88,8 +87,8 @@ struct FavoritesController: Sendable {
             guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
                                                            isFavorite: isFavorite)
             else { return false }
-            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, metadata: metadata, at: now,
-                                          on: connection)
+            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, in: stream, metadata: metadata,
+                                          at: now, on: connection)
             return true
         }
         if appended { notifier.eventsAppended() }
@@ -103,10 +102,11 @@ struct FavoritesController: Sendable {
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             let count = try FavoritesStore.count(user: user, experience: experience, on: connection)
             guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
-            _ = try FavoritesStore.record(event, id: UUID(), user: user, metadata: metadata, at: now, on: connection)
+            _ = try FavoritesStore.record(event, id: UUID(), user: user, in: stream, metadata: metadata, at: now,
+                                          on: connection)
             return true
         }
         if appended { notifier.eventsAppended() }

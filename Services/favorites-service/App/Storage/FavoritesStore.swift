@@ -32,8 +32,8 @@ struct FavoritesStore: Sendable {
 
     /// Appends `event` to the user's stream and applies it to the view, in the caller's transaction. The event and
     /// the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly.
-    static func record(_ event: FavoriteEvent, id: UUID, user: UUID, metadata: EventMetadata, at date: Date,
-                       on connection: isolated PostgresConnection) throws -> AppendResult {
+    static func record(_ event: FavoriteEvent, id: UUID, user: UUID, in stream: LockedStream, metadata: EventMetadata,
+                       at date: Date, on connection: isolated PostgresConnection) throws -> AppendResult {
         let stored: NewEvent = switch event {
         case .added(let snapshot):
             try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata, recordedAt: date)
@@ -47,7 +47,7 @@ struct FavoritesStore: Sendable {
         case .erased:
             preconditionFailure("only EventStore.erase writes the tombstone")
         }
-        let result = try EventStore.append([stored], to: stream(of: user), expected: .any, on: connection)
+        let result = try EventStore.append([stored], to: stream, expected: .any, on: connection)
         if !result.alreadyApplied {
             try apply(event, user: user, version: result.lastVersion, at: date, on: connection)
         }
