@@ -36,17 +36,11 @@ swift build -c release --scratch-path .build-release --product auth-service >/de
 binary="$(swift build -c release --scratch-path .build-release --show-bin-path)/auth-service"
 
 start_bench_postgres
-port=$((40000 + RANDOM % 20000))
+port="$(bench_free_port)"
 base="http://127.0.0.1:$port"
-DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$port" LOG_LEVEL=warning BCRYPT_COST="$cost" \
-    "$binary" >"$BENCH_WORK/auth.log" 2>&1 &
-service_pid=$!
-BENCH_CLEANUP="kill $service_pid 2>/dev/null; wait $service_pid 2>/dev/null || true"
-for _ in $(seq 1 120); do
-    curl -fsS -o /dev/null "$base/health/ready" 2>/dev/null && break
-    sleep 0.5
-done
-curl -fsS -o /dev/null "$base/health/ready" || die "auth-service did not become ready; see $BENCH_WORK/auth.log"
+bench_start auth env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$port" LOG_LEVEL=warning \
+    BCRYPT_COST="$cost" "$binary"
+bench_wait_ready "$base/health/ready" "$BENCH_WORK/auth.log"
 
 post_json() { curl -sS -X POST "$base$1" -H 'Content-Type: application/json' -d "$2"; }
 for i in $(seq 0 $((users - 1))); do
@@ -72,21 +66,12 @@ request = function()
 end
 LUA
 
-# wrk summary → "requests_per_second p99_ms non_2xx"
-wrk_figures() {
-    awk '
-        /Requests\/sec:/ { rps = $2 }
-        /^ +99%/ { v = $2; unit = v; gsub(/[0-9.]/, "", unit); gsub(/[a-z]/, "", v)
-                   p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
-        /Non-2xx/ { errors = $NF }
-        END { printf "%.1f %.2f %d\n", rps, p99, errors }'
-}
-me() { wrk -t1 -c4 -d"${1}s" --latency -H "Authorization: Bearer $token" "$base/v1/auth/me" | wrk_figures; }
+me() { wrk -t1 -c4 -d"${1}s" --latency -H "Authorization: Bearer $token" "$base/v1/auth/me" | bench_wrk_figures; }
 
 storm() { wrk -t2 -c"$connections" -d"${1}s" --latency -s "$BENCH_WORK/signin.lua" "$base"; }
 
 # 1. Sign-ins alone: how close to the hashing limit the service gets.
-read -r signin_rps signin_p99 signin_errors <<<"$(storm "$seconds" | wrk_figures)"
+read -r signin_rps signin_p99 signin_errors <<<"$(storm "$seconds" | bench_wrk_figures)"
 # 2. /me alone, then /me while sign-ins saturate the hashing threads: what the storm costs everyone else.
 read -r idle_rps idle_p99 idle_errors <<<"$(me "$seconds")"
 storm "$((seconds + 2))" >/dev/null &

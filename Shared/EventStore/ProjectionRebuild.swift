@@ -14,8 +14,10 @@ public enum ProjectionRebuild {
     /// Rebuilds `projection` and returns how many events were replayed.
     ///
     /// The switch-over locks the event table against appends (reads go on) until the copies have caught up with the
-    /// last events and been renamed into place; appends waiting meanwhile then write to the new tables. For an async
-    /// projection it also waits for the live runner's batch, so the rebuilt checkpoint is taken over exactly.
+    /// last events and been renamed into place; appends waiting meanwhile then write to the new tables. For an inline
+    /// projection it locks the live tables first (every writer must touch its view before the log, as favorites-service
+    /// does, or the two could deadlock); for an async one it waits for the live runner's batch, so the rebuilt
+    /// checkpoint is taken over exactly.
     @discardableResult
     public static func rebuild(
         _ projection: some Projection, mode: Mode, pool: DatabasePool, batchSize: Int = 1000,
@@ -45,6 +47,14 @@ public enum ProjectionRebuild {
         }
 
         replayed += try await pool.withTransaction { connection in
+            if case .inline = mode {
+                // Writers read the view, then append, then write the view. Taking the view first (they finish, new
+                // ones wait before their first read) means no writer can hold the view while waiting for the log
+                // below. Reads of the view wait too, until the switch commits.
+                for table in projection.tables {
+                    try connection.query("LOCK TABLE \(identifier: table) IN ACCESS EXCLUSIVE MODE")
+                }
+            }
             // EXCLUSIVE lets reads through but waits for every transaction that inserted an event to end and holds
             // back new ones: from here on the log cannot change, and no event can be left in flight.
             try connection.query("LOCK TABLE events IN EXCLUSIVE MODE")

@@ -113,6 +113,25 @@ import Testing
                 #expect(try await Self.views(pool) == live)
                 #expect(try await pool.query(indexes).decode(as: String.self) == liveIndexes, "names kept")
 
+                // A rebuild while writes keep coming: every write succeeds, and what the live writers and the
+                // switched-in tables then hold is what a rebuild from the log gives.
+                let writes = Task {
+                    var statuses: [HTTPResponse.Status] = []
+                    for round in 0..<12 {
+                        let method: HTTPRequest.Method = round.isMultiple(of: 2) ? .put : .delete
+                        statuses.append(try await api.call(method, "/v1/favorites/ticketmaster/vv1k8Z4E0YG7MA0I",
+                                                           as: ben).status)
+                    }
+                    return statuses
+                }
+                _ = try await FavoritesService.rebuild(view: .favorites, user: nil, reader: reader)
+                let statuses = try await writes.value
+                #expect(statuses.allSatisfy { (200..<300).contains($0.code) }, "\(statuses)")
+                let afterWrites = try await Self.views(pool)["favorites"]
+                _ = try await FavoritesService.rebuild(view: .favorites, user: nil, reader: reader)
+                #expect(try await Self.views(pool)["favorites"] == afterWrites)
+                #expect(afterWrites == live["favorites"], "twelve toggles end where they began")
+
                 // A damaged user view is repaired from that user's stream alone.
                 try await pool.query("DELETE FROM favorites WHERE user_id = \(ana.id)")
                 #expect(try await FavoritesView.repair(user: ana.id, pool: pool) == 4)

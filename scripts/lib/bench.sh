@@ -20,7 +20,10 @@ start_bench_postgres() {
 }
 
 stop_bench_postgres() {
-    [[ -n "${BENCH_CLEANUP:-}" ]] && eval "$BENCH_CLEANUP"
+    local pid
+    for pid in "${BENCH_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    [[ -n "${BENCH_NGINX_DIR:-}" ]] && rm -rf "$BENCH_NGINX_DIR"
     _bench_as_owner /usr/lib/postgresql/15/bin/pg_ctl -D "$BENCH_WORK/data" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$BENCH_WORK"
 }
@@ -32,4 +35,87 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)"
+}
+
+# A free TCP port on the loopback interface.
+bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# Runs a command in the background, its output in $BENCH_WORK/<name>.log; stopped when the script exits.
+BENCH_PIDS=()
+bench_start() { # name command [arguments…]
+    local name="$1"
+    shift
+    "$@" >"$BENCH_WORK/$name.log" 2>&1 &
+    BENCH_PIDS+=($!)
+}
+
+# Waits up to a minute for url to answer 2xx; otherwise prints the log and fails.
+bench_wait_ready() { # url log
+    local _
+    for _ in $(seq 1 120); do
+        curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+        sleep 0.5
+    done
+    cat "$2" >&2
+    die "$1 did not answer"
+}
+
+# Starts release builds of replay-upstream (the recorded catalogs from fixtures), auth-service (cheap bcrypt, for
+# tokens) and catalog-proxy (long cache lifetimes, no per-user limit) on the bench server, and waits until they are
+# ready. Sets BENCH_AUTH_URL and BENCH_CATALOG_URL.
+# shellcheck disable=SC2034  # read by the sourcing script
+bench_start_catalog_services() { # bin-directory fixtures-directory
+    local bin="$1" fixtures="$2" replay_port auth_port catalog_port
+    replay_port="$(bench_free_port)"; auth_port="$(bench_free_port)"; catalog_port="$(bench_free_port)"
+    BENCH_AUTH_URL="http://127.0.0.1:$auth_port"
+    BENCH_CATALOG_URL="http://127.0.0.1:$catalog_port"
+    bench_start replay "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
+    bench_start auth env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" LOG_LEVEL=warning \
+        BCRYPT_COST=4 "$bin/auth-service"
+    bench_wait_ready "$BENCH_AUTH_URL/health/ready" "$BENCH_WORK/auth.log"
+    bench_start catalog env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" \
+        LOG_LEVEL=warning AUTH_URL="$BENCH_AUTH_URL" \
+        TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
+        RIJKSMUSEUM_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_API_KEY=replay \
+        CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
+        "$bin/catalog-proxy"
+    bench_wait_ready "$BENCH_CATALOG_URL/health/ready" "$BENCH_WORK/catalog.log"
+}
+
+# Starts nginx (2 workers, no access log, a proxy cache zone named `bench`) with `http_body` inside its http block,
+# in a directory outside BENCH_WORK (owned by postgres, mode 700: nginx's workers run as an unprivileged user and must
+# reach it). Sets BENCH_NGINX_DIR.
+bench_start_nginx() { # http-body
+    BENCH_NGINX_DIR="$(mktemp -d /tmp/favoriteme-bench-nginx-XXXXXX)"
+    mkdir -p "$BENCH_NGINX_DIR/temp" "$BENCH_NGINX_DIR/cache"
+    chmod 777 "$BENCH_NGINX_DIR/temp" "$BENCH_NGINX_DIR/cache"
+    chmod 755 "$BENCH_NGINX_DIR"
+    cat >"$BENCH_NGINX_DIR/nginx.conf" <<NGINX
+worker_processes 2;
+pid $BENCH_NGINX_DIR/nginx.pid;
+error_log $BENCH_NGINX_DIR/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $BENCH_NGINX_DIR/temp;
+    proxy_temp_path $BENCH_NGINX_DIR/temp;
+    fastcgi_temp_path $BENCH_NGINX_DIR/temp;
+    uwsgi_temp_path $BENCH_NGINX_DIR/temp;
+    scgi_temp_path $BENCH_NGINX_DIR/temp;
+    proxy_cache_path $BENCH_NGINX_DIR/cache keys_zone=bench:10m;
+$1
+}
+NGINX
+    nginx -p "$BENCH_NGINX_DIR" -c "$BENCH_NGINX_DIR/nginx.conf" -g 'daemon off;' 2>"$BENCH_NGINX_DIR/start.log" &
+    BENCH_PIDS+=($!)
+}
+
+# wrk's summary on stdin → "requests_per_second p99_ms non_2xx".
+bench_wrk_figures() {
+    awk '
+        /Requests\/sec:/ { rps = $2 }
+        /^ +99%/ { v = $2; unit = v; gsub(/[0-9.]/, "", unit); gsub(/[a-z]/, "", v)
+                   p99 = (unit == "us") ? v / 1000 : (unit == "s") ? v * 1000 : v }
+        /Non-2xx/ { errors = $NF }
+        END { printf "%.0f %.2f %d\n", rps, p99, errors }'
 }

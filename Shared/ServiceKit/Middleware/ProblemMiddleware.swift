@@ -41,6 +41,12 @@ public struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let problem as ServiceProblem:
             return problem
+        case let error as PostgresError where error.isTransient:
+            // The transaction was rolled back whole: nothing was applied, and the same request can simply be retried.
+            logger.notice("transaction conflict; the client may retry", metadata: ["error": "\(error)"])
+            return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
+                                  "The request met a concurrent change and was not applied; please retry.",
+                                  headers: [.retryAfter: "1"])
         case let error as PostgresError where error.isUnavailable || error.isQueryCancelled:
             // Down, saturated, or too slow to answer within its timeouts: all "retry shortly", none a bug.
             logger.warning("database unavailable", metadata: ["error": "\(error)"])

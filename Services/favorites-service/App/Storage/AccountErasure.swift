@@ -68,10 +68,10 @@ struct AccountErasure: Service {
     /// Removes the user's events (audited) and view rows in one transaction. Returns how many events went.
     static func erase(user: UUID, pool: DatabasePool) async throws -> Int {
         try await pool.withTransaction { connection in
-            let removed = try EventStore.erase(FavoritesStore.stream(of: user), reason: "account deleted",
-                                               on: connection)
+            // The stream lock first (before any write), then the view, then the log: the order every writer follows.
+            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             try connection.query("DELETE FROM favorites WHERE user_id = \(user)")
-            return removed
+            return try EventStore.erase(stream.name, reason: "account deleted", on: connection)
         }
     }
 
