@@ -27,6 +27,8 @@ import Testing
                                 await outcomes.succeeded()
                             } catch is CancellationError {
                                 break  // the load is being stopped
+                            } catch let error as PostgresError where Task.isCancelled && error.isQueryCancelled {
+                                break  // stopping the load cancelled this statement on the server
                             } catch let error as PostgresError {
                                 await outcomes.failed(error, unavailable: error.isUnavailable || error.isConnectionLost)
                                 try? await Task.sleep(for: .milliseconds(20))

@@ -76,6 +76,7 @@ _requirement_met() {
         nginx) nginx_bin >/dev/null ;;
         curl) command -v curl >/dev/null 2>&1 ;;
         wrk) command -v wrk >/dev/null 2>&1 ;;
+        python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -88,6 +89,7 @@ _requirement_packages() {
         nginx) printf '%s\n' nginx ;;
         curl) printf '%s\n' curl ;;
         wrk) printf '%s\n' wrk ;;
+        python3-venv) printf '%s\n' python3 python3-venv ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
