@@ -67,7 +67,8 @@ let package = Package(
     ],
     targets: [
         // Foundation-only types shared with clients (an iOS app can import this module).
-        .target(name: "Contracts", path: "Shared/Contracts", swiftSettings: strictSettings),
+        // The types every service and client shares, and the published OpenAPI document that describes them.
+        .target(name: "Contracts", path: "Shared/Contracts", exclude: ["openapi.json"], swiftSettings: strictSettings),
 
         // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
         .systemLibrary(
