@@ -69,10 +69,18 @@ import Testing
         try await FavoritesHarness.run { api in
             let ana = try await api.user()
             let key: HTTPFields = [.idempotencyKey: "tap-1"]
-            #expect(try await api.call(.put, Self.event, as: ana, headers: key).status == .created)
+            let first = try await api.call(.put, Self.event, as: ana, headers: key)
+            #expect(first.status == .created)
             #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
-            // The first PUT's response was lost; the app retries it after the user already unfavorited.
-            #expect(try await api.call(.put, Self.event, as: ana, headers: key).status == .ok)
+            // The first PUT's response was lost; the app retries it after the user already unfavorited: it gets the
+            // first answer again, and nothing is written.
+            let retry = try await api.call(.put, Self.event, as: ana, headers: key)
+            #expect(retry.status == .created)
+            let original = try first.decode(Favorite.self)
+            let replayed = try retry.decode(Favorite.self)
+            #expect(replayed.itemId == original.itemId)
+            #expect(replayed.title == original.title)
+            #expect(abs(replayed.favoritedAt.timeIntervalSince(original.favoritedAt)) < 0.001)
             #expect(try await api.eventCount(of: ana) == 2)
             #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
                 .decode(FavoriteIDs.self).itemIds.isEmpty)

@@ -79,10 +79,6 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
 
 /// Commands checked against the user's current favorites: a command that would change nothing produces no event.
 enum FavoritesCommands {
-    static func favorite(_ snapshot: FavoriteSnapshot, alreadyFavorite: Bool) -> FavoriteEvent? {
-        alreadyFavorite ? nil : .added(snapshot)
-    }
-
     static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool) -> FavoriteEvent? {
         isFavorite ? .removed(experience: experience, itemId: itemId) : nil
     }

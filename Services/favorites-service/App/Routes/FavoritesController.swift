@@ -29,11 +29,11 @@ struct FavoritesController: Sendable {
 
     enum Outcome: Sendable {
         case created(Favorite)
-        case existing(Favorite?)
+        case existing(Favorite)
     }
 
-    /// 201 with the favorite the first time, 200 when it already was one. The item is looked up in catalog-proxy
-    /// first; if that fails nothing is written.
+    /// 201 with the favorite the first time (and to a retry of that request, with the same `Idempotency-Key`), 200
+    /// when it already was one. The item is looked up in catalog-proxy first; if that fails nothing is written.
     @Sendable func favorite(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(context.parameters.get("experience"))
         let requestedID = try Self.itemID(context.parameters.get("itemId"))
@@ -47,16 +47,19 @@ struct FavoritesController: Sendable {
         let now = Date()
         let outcome = try await store.pool.withTransaction { connection -> Outcome in
             let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
-            // A retried request (same Idempotency-Key) returns what the first one did, before any state check.
-            if let eventID, try EventStore.version(of: eventID, in: stream.name, on: connection) != nil {
-                return .existing(try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection))
+            // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
+            // favorite its event added, even if it has been removed since.
+            if let eventID, let original = try FavoritesStore.favoriteAdded(by: eventID, in: stream.name,
+                                                                            on: connection) {
+                return .created(original)
             }
-            let current = try FavoritesStore.find(user: user, experience: experience, itemId: item.id, on: connection)
-            guard let event = FavoritesCommands.favorite(snapshot, alreadyFavorite: current != nil) else {
+            // Already a favorite: nothing to write.
+            if let current = try FavoritesStore.find(user: user, experience: experience, itemId: item.id,
+                                                     on: connection) {
                 return .existing(current)
             }
-            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, in: stream, metadata: metadata,
-                                          at: now, on: connection)
+            _ = try FavoritesStore.record(.added(snapshot), id: eventID ?? UUID(), user: user, in: stream,
+                                          metadata: metadata, at: now, on: connection)
             return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
         switch outcome {
@@ -64,7 +67,6 @@ struct FavoritesController: Sendable {
             notifier.eventsAppended()
             return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
         case .existing(let favorite):
-            guard let favorite else { return Response(status: .ok) }  // retried add, removed since
             return try ServiceJSON.encoder.encode(favorite).jsonResponse()
         }
     }

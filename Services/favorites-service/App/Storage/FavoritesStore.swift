@@ -19,6 +19,23 @@ struct FavoritesStore: Sendable {
             """, prepare: true).rows.first.map(favorite)
     }
 
+    /// The favorite that event `id` added to `stream`, if that event is in the stream and added one: what a retried
+    /// request answers with.
+    static func favoriteAdded(by id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
+        -> Favorite?
+    {
+        guard let row = try connection.query("""
+            SELECT event_type, schema_version, data::text, recorded_at FROM events
+             WHERE event_id = \(id) AND stream_id = \(stream)
+            """, prepare: true).rows.first
+        else { return nil }
+        let (type, schemaVersion, data, recordedAt) = try row.decode((String, Int, String, Date).self)
+        guard case .added(let snapshot) = FavoriteEvent.decode(type: type, schemaVersion: schemaVersion,
+                                                                data: Data(data.utf8))
+        else { return nil }
+        return Favorite(snapshot, favoritedAt: recordedAt)
+    }
+
     static func count(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) throws -> Int {
         try connection.query("""
             SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
