@@ -291,6 +291,21 @@ public actor DatabasePool: Service {
         await close()
     }
 
+    /// Runs `body` with this pool, then closes the pool, whether `body` returned or threw: for a pool that lives
+    /// only as long as one task (a command-line job, a test).
+    public nonisolated func closing<Value: Sendable>(after body: (DatabasePool) async throws -> Value) async throws
+        -> Value
+    {
+        do {
+            let value = try await body(self)
+            await close()
+            return value
+        } catch {
+            await close()  // on every path: `defer` cannot await
+            throw error
+        }
+    }
+
     /// Refuses new leases, fails waiters, waits for leased sessions to come back, closes everything. Idempotent.
     public func close() async {
         guard !closed else { return }

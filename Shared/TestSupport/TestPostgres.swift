@@ -80,14 +80,7 @@ public actor TestPostgres {
                                                 statementTimeout: .seconds(300)),
             pool: PoolConfiguration(size: 1, leaseTimeout: .seconds(300), queryTimeout: .seconds(300))
         )
-        do {
-            let value = try await body(pool)
-            await pool.close()
-            return value
-        } catch {
-            await pool.close()
-            throw error
-        }
+        return try await pool.closing(after: body)
     }
 }
 
@@ -146,14 +139,8 @@ public func withTestPool<Value: Sendable>(
     _ body: (DatabasePool, TestDatabase) async throws -> Value
 ) async throws -> Value {
     try await withTestDatabase(migrators: migrators) { database in
-        let pool = database.makePool(size: size, searchPath: searchPath)
-        do {
-            let value = try await body(pool, database)
-            await pool.close()
-            return value
-        } catch {
-            await pool.close()
-            throw error
+        try await database.makePool(size: size, searchPath: searchPath).closing { pool in
+            try await body(pool, database)
         }
     }
 }

@@ -52,15 +52,7 @@ struct FavoritesHarness: Sendable {
 
     /// A pool on the service's database and schema, for looking behind the API.
     func withPool<Value: Sendable>(_ body: (DatabasePool) async throws -> Value) async throws -> Value {
-        let pool = database.makePool(size: 2, searchPath: "favorites")
-        do {
-            let value = try await body(pool)
-            await pool.close()
-            return value
-        } catch {
-            await pool.close()
-            throw error
-        }
+        try await database.makePool(size: 2, searchPath: "favorites").closing(after: body)
     }
 
     /// Polls `read` until `done` holds (up to 30 s) and returns the last value read: for what the service does in the

@@ -29,27 +29,24 @@ public func rebuild(view: RebuildableView, user: UUID?, reader: ConfigReader) as
     configuration.database.statementTimeout = .seconds(600)
     let pool = DatabasePool(connection: configuration.database,
                             pool: PoolConfiguration(size: 1, leaseTimeout: .seconds(30), queryTimeout: nil))
-    var logger = Logger(label: "favorites-service.rebuild")
-    logger.logLevel = configuration.logLevel
-    do {
-        let report: String
+    let logger = {
+        var logger = Logger(label: "favorites-service.rebuild")
+        logger.logLevel = configuration.logLevel
+        return logger
+    }()
+    return try await pool.closing { pool in
         switch (view, user) {
         case (.favorites, let user?):
             let events = try await FavoritesView.repair(user: user, pool: pool)
-            report = "repaired the favorites of user \(user.uuidString.lowercased()) from \(events) events"
+            return "repaired the favorites of user \(user.uuidString.lowercased()) from \(events) events"
         case (.favorites, nil):
             let events = try await ProjectionRebuild.rebuild(FavoritesView(), mode: .inline, pool: pool, logger: logger)
-            report = "rebuilt the favorites view from \(events) events"
+            return "rebuilt the favorites view from \(events) events"
         case (.popular, nil):
             let events = try await ProjectionRebuild.rebuild(MostFavorited(), mode: .async, pool: pool, logger: logger)
-            report = "rebuilt the popular view from \(events) events"
+            return "rebuilt the popular view from \(events) events"
         case (.popular, .some):
             throw RebuildError.userRepairNeedsFavoritesView
         }
-        await pool.close()
-        return report
-    } catch {
-        await pool.close()
-        throw error
     }
 }
