@@ -66,9 +66,11 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
     targets: [
-        // Foundation-only types shared with clients (an iOS app can import this module).
-        // The types every service and client shares, and the published OpenAPI document that describes them.
-        .target(name: "Contracts", path: "Shared/Contracts", exclude: ["openapi.json"], swiftSettings: strictSettings),
+        // Foundation-only types shared with clients (an iOS app can import this module), and the published OpenAPI
+        // document that describes them (a resource: the services serve it).
+        .target(
+            name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
+        ),
 
         // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
         .systemLibrary(
@@ -150,9 +152,27 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
             .testTarget(
+                name: "APIContractTests",
+                dependencies: [
+                    "AuthService", "CatalogProxy", "FavoritesService", "ServiceKit", "TestSupport", "Contracts",
+                    hummingbird, hummingbirdTesting, configuration,
+                ],
+                path: "Tests/APIContractTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
                 name: "ContractsTests",
                 dependencies: ["Contracts"],
                 path: "Tests/ContractsTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
+                name: "EndToEndTests",
+                dependencies: [
+                    "Contracts", "Postgres", httpClient, logging, .product(name: "NIOCore", package: "swift-nio"),
+                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                ],
+                path: "Tests/EndToEndTests",
                 swiftSettings: strictSettings
             ),
             .testTarget(

@@ -9,14 +9,17 @@ public let serviceDefaults = ServiceDefaults(
 )
 
 /// The composition root: reads configuration and builds the application with its routes.
-public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
+public func buildApplication(
+    reader: ConfigReader, routeTable: RouteTable = RouteTable()
+) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     let authConfiguration = try AuthConfiguration(reader: reader)
     let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost)
     var keys: SigningKeys?
     var maintenance: AuthMaintenance?
-    var app = try buildServiceApplication(configuration: configuration, migrations: AuthMigrations.all) {
-        router, dependencies in
+    var app = try buildServiceApplication(
+        configuration: configuration, migrations: AuthMigrations.all, routeTable: routeTable
+    ) { router, dependencies in
         let signingKeys = SigningKeys(pool: dependencies.pool, schedule: authConfiguration.keySchedule,
                                       logger: dependencies.logger)
         let sessions = SessionStore(pool: dependencies.pool)

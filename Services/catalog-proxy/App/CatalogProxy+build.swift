@@ -11,11 +11,14 @@ public let serviceDefaults = ServiceDefaults(
 )
 
 /// The composition root: reads configuration and builds the application with its routes.
-public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
+public func buildApplication(
+    reader: ConfigReader, routeTable: RouteTable = RouteTable()
+) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     let catalogConfiguration = try CatalogConfiguration(reader: reader)
-    return try buildServiceApplication(configuration: configuration, migrations: CatalogMigrations.all) {
-        router, dependencies in
+    return try buildServiceApplication(
+        configuration: configuration, migrations: CatalogMigrations.all, routeTable: routeTable
+    ) { router, dependencies in
         ExperiencesController().register(on: router)
         guard let authentication = dependencies.authentication else { return }
         var backends: [ExperienceID: Catalog.Backend] = [:]

@@ -16,15 +16,18 @@ public let serviceDefaults = ServiceDefaults(
 /// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
 /// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
 /// woke them.
-public func buildApplication(reader: ConfigReader) async throws -> ServiceApplication {
+public func buildApplication(
+    reader: ConfigReader, routeTable: RouteTable = RouteTable()
+) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     var settings = StrictSettings(reader: reader)
     let erasurePoll = Duration.seconds(settings.int("erasure.pollSeconds", default: 10, in: 1...3600))
     let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
     try settings.validate()
     var background: [any Service] = []
-    var app = try buildServiceApplication(configuration: configuration, migrations: FavoritesMigrations.all) {
-        router, dependencies in
+    var app = try buildServiceApplication(
+        configuration: configuration, migrations: FavoritesMigrations.all, routeTable: routeTable
+    ) { router, dependencies in
         guard let authentication = dependencies.authentication, let catalogURL = configuration.peers[.catalog],
               let authURL = configuration.peers[.auth]
         else { return }

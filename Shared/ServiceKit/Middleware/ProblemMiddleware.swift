@@ -111,6 +111,15 @@ public final class RouteTable: Sendable {
         self.patterns.withLock { $0 = patterns }
     }
 
+    /// Every route as `METHOD /path`, with parameters as Hummingbird writes them (`/v1/favorites/:experience`).
+    public var routes: [String] {
+        patterns.withLock { patterns in
+            patterns.flatMap { pattern in
+                pattern.methods.map { "\($0.rawValue) /" + pattern.segments.joined(separator: "/") }
+            }
+        }.sorted()
+    }
+
     /// The methods routes matching `path` answer; empty when no route matches.
     public func allowedMethods(for path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/")

@@ -7,7 +7,8 @@ import NIOHTTP1
 import Postgres
 import Prometheus
 
-/// `/health/live`, `/health/ready` and `/metrics`: what an orchestrator and a scraper need.
+/// `/health/live`, `/health/ready` and `/metrics`: what an orchestrator and a scraper need; and `/openapi.json`, the
+/// published contract of the whole public API, which the gateway serves as `/v1/openapi.json`.
 struct OperationsRoutes: Sendable {
     let pool: DatabasePool
     let peers: [PeerKind: String]
@@ -15,7 +16,19 @@ struct OperationsRoutes: Sendable {
     let registry: PrometheusCollectorRegistry
     let readinessTimeout: Duration
 
-    func register(on router: Router<AppRequestContext>, prefixes: [String]) {
+    func register(on router: Router<AppRequestContext>, prefixes: [String]) throws {
+        let bytes = try APIDocument.openAPIJSON()
+        let document = ByteBuffer(bytes: bytes)
+        // The same on every replica of every service built from the same document (FNV-1a: Swift's own hashes are
+        // seeded per process).
+        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        let documentTag = "\"\(String(digest, radix: 16))\""
+        router.get("/openapi.json") { request, _ in
+            var headers: HTTPFields = [.eTag: documentTag, .cacheControl: "public, max-age=300"]
+            if request.ifNoneMatch(documentTag) { return Response(status: .notModified, headers: headers) }
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: document))
+        }
         for prefix in prefixes {
             router.get("\(prefix)/health/live") { _, _ in ReadinessReport(status: .ready, checks: [:]) }
             router.get("\(prefix)/health/ready") { _, _ in try await self.ready() }

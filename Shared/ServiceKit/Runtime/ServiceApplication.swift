@@ -23,13 +23,15 @@ public struct ServiceDependencies: Sendable {
 
 /// Builds a service: database pool and migrations, the kit's middleware (request id, metrics, problem+json),
 /// `/health/*` and `/metrics`, then the service's own routes from `addRoutes`. The caller may add its own services
-/// (they stop before the pool) and `beforeServerStarts` steps (they run after the migrations).
+/// (they stop before the pool) and `beforeServerStarts` steps (they run after the migrations). `routeTable` receives
+/// every route once they are all added (the API contract test reads it).
 ///
 /// Start-up order: the pool and the HTTP client start first; migrations run before the port opens (retried while
 /// PostgreSQL is still coming up); on SIGTERM the server drains in-flight requests, then the client and the pool close.
 public func buildServiceApplication(
     configuration: ServiceConfiguration,
     migrations: [Migration],
+    routeTable: RouteTable = RouteTable(),
     addRoutes: (Router<AppRequestContext>, ServiceDependencies) throws -> Void
 ) throws -> ServiceApplication {
     let logger = {
@@ -61,7 +63,6 @@ public func buildServiceApplication(
         authentication: authentication
     )
 
-    let routeTable = RouteTable()
     let router = Router(context: AppRequestContext.self)
     // Middleware first: a route only runs the middleware that existed when it was added.
     router.addMiddleware {
@@ -69,7 +70,7 @@ public func buildServiceApplication(
         MetricsMiddleware(factory: metrics)
         ProblemMiddleware(routes: routeTable, maxBodyBytes: configuration.maxBodyBytes)
     }
-    OperationsRoutes(
+    try OperationsRoutes(
         pool: pool, peers: configuration.peers, httpClient: httpClient, registry: registry,
         readinessTimeout: configuration.readinessTimeout
     ).register(on: router, prefixes: ["", configuration.defaults.apiPrefix])
