@@ -52,6 +52,7 @@ RUN for product in auth-service catalog-proxy favorites-service replay-upstream;
     && mkdir -p /staging \
     && install -m 0755 "$bin/auth-service" "$bin/catalog-proxy" "$bin/favorites-service" "$bin/replay-upstream" \
         /staging/ \
+    && cp -R "$bin/favoriteme-cloud_Contracts.resources" /staging/ \
     && cp /usr/libexec/swift/linux/swift-backtrace-static /staging/swift-backtrace
 
 # =====================================================================================================================
@@ -74,6 +75,9 @@ RUN apt-get update \
 
 COPY --from=build /staging/auth-service /staging/catalog-proxy /staging/favorites-service /staging/replay-upstream \
     /usr/local/bin/
+# The resource bundle of the Contracts module (the OpenAPI document every service serves), found beside the
+# executables; a service without it refuses to start.
+COPY --from=build /staging/favoriteme-cloud_Contracts.resources /usr/local/bin/favoriteme-cloud_Contracts.resources
 COPY --from=build /staging/swift-backtrace /usr/local/libexec/swift-backtrace
 
 # Inside a container the services must listen on every interface (their own default is 127.0.0.1). Crash reports from
