@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import FavoritesService
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Postgres
 import ServiceKit
@@ -229,6 +230,22 @@ import Testing
             }
             #expect(audited == [2])
             #expect(try await api.eventTypes(of: ana) == ["stream-erased"])  // one audit row, even though every poll sees the deletion again
+        }
+    }
+
+    /// Services learn of ended sessions on their own schedule: when catalog-proxy already refuses a token that
+    /// favorites-service still accepts, the answer is the token's 401, not a catalog outage.
+    @Test func aTokenTheCatalogRefusesIsA401() async throws {
+        let refusingCatalog = Router()
+        refusingCatalog.get("/v1/catalog/{experience}/items/{id}") { _, _ in Response(status: .unauthorized) }
+        try await Application(router: refusingCatalog).test(.live) { catalog in
+            try await FavoritesHarness.run(catalogURL: "http://127.0.0.1:\(catalog.port!)") { api in
+                let ana = try await api.user()
+                let response = try await api.call(.put, Self.nightWatch, as: ana)
+                #expect(response.status == .unauthorized)
+                #expect(response.problem?.type == .invalidToken)
+                #expect(try await api.eventCount(of: ana) == 0)
+            }
         }
     }
 

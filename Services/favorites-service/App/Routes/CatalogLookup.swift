@@ -40,6 +40,13 @@ struct CatalogLookup: Sendable {
             throw ServiceProblem(.notFound, .notFound, "The catalog has no item \(id) in \(experience).")
         case 400:
             throw ServiceProblem.validation([FieldError(field: "itemId", message: "is not an id of this catalog")])
+        case 401:
+            // The token passed here but not there: its session ended and catalog-proxy heard of it first (each
+            // service polls the revocations on its own). The caller's token is what failed, not the catalog.
+            throw ServiceProblem(
+                .unauthorized, .invalidToken, "The access token's session has ended.",
+                headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
+            )
         default:
             logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(response.status.code)"])
             throw Self.unavailable
