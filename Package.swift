@@ -169,8 +169,8 @@ let package = Package(
             .testTarget(
                 name: "EndToEndTests",
                 dependencies: [
-                    "Contracts", "Postgres", httpClient, logging, .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
+                    "Contracts", "Postgres", "TestSupport", httpClient, logging,
+                    .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 ],
                 path: "Tests/EndToEndTests",
                 swiftSettings: strictSettings

@@ -31,9 +31,8 @@ password="benchmark passphrase"
 
 ensure_packages libpq-dev postgresql-15 curl wrk
 
-log_info "building auth-service (release)"
-swift build -c release --scratch-path .build-release --product auth-service >/dev/null
-binary="$(swift build -c release --scratch-path .build-release --show-bin-path)/auth-service"
+bench_build_release auth-service
+binary="$BENCH_BIN/auth-service"
 
 start_bench_postgres
 port="$(bench_free_port)"

@@ -31,11 +31,8 @@ fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
 
-log_info "building auth-service, replay-upstream and catalog-proxy (release)"
-for product in auth-service replay-upstream catalog-proxy; do
-    swift build -c release --scratch-path .build-release --product "$product" >/dev/null
-done
-bin="$(swift build -c release --scratch-path .build-release --show-bin-path)"
+bench_build_release auth-service replay-upstream catalog-proxy
+bin="$BENCH_BIN"
 
 start_bench_postgres
 bench_start_catalog_services "$bin" "$fixtures"

@@ -36,11 +36,8 @@ users=200  # wrk's users (and as many for pgbench): enough that concurrent write
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
 
-log_info "building the services (release)"
-for product in auth-service replay-upstream catalog-proxy favorites-service; do
-    swift build -c release --scratch-path .build-release --product "$product" >/dev/null
-done
-bin="$(swift build -c release --scratch-path .build-release --show-bin-path)"
+bench_build_release auth-service replay-upstream catalog-proxy favorites-service
+bin="$BENCH_BIN"
 
 start_bench_postgres
 bench_start_catalog_services "$bin" "$fixtures"

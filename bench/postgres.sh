@@ -24,12 +24,10 @@ done
 
 ensure_packages libpq-dev postgresql-15
 
-log_info "building postgres-bench (release)"
-swift build -c release --scratch-path .build-release --product postgres-bench >/dev/null
-bench="$(swift build -c release --scratch-path .build-release --show-bin-path)/postgres-bench"
-
 # shellcheck source=scripts/lib/bench.sh
 source scripts/lib/bench.sh
+bench_build_release postgres-bench
+bench="$BENCH_BIN/postgres-bench"
 start_bench_postgres
 work="$BENCH_WORK"
 port="$BENCH_PG_PORT"

@@ -1,10 +1,11 @@
 import Foundation
 
-/// Runs a program to completion and returns its combined output; throws when it exits non-zero.
+/// Runs a program to completion and returns its combined output; throws when it exits non-zero (with the output).
+/// It blocks the calling thread until the program exits.
 ///
 /// Written on `posix_spawn` and `waitpid` because Foundation's `Process` on Linux sometimes never notices that a
 /// child exited (seen here with `runuser` and `pg_ctl`: zombies left, `waitUntilExit()` hanging).
-func runProgram(_ executable: String, _ arguments: [String]) throws -> String {
+public func runProgram(_ executable: String, _ arguments: [String]) throws -> String {
     let outputPath = NSTemporaryDirectory() + "favoriteme-\(UUID().uuidString).out"
     defer { unlink(outputPath) }
     var actions = posix_spawn_file_actions_t()

@@ -132,6 +132,26 @@ import Testing
         }
     }
 
+    /// U+0000 cannot be stored by PostgreSQL (text or jsonb): it must be the client's 400, never a 500 from the database.
+    @Test func controlCharactersInNamesAndPreferencesAre400s() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let signUp = try await api.call(.post, "/v1/auth/signup", json: SignUpRequest(
+                email: AuthTestApp.uniqueEmail(), password: AuthTestApp.password, experience: "ticketmaster",
+                deviceName: "Ana\u{0}s phone"))
+            #expect(signUp.status == .badRequest)
+            #expect(signUp.problem?.errors?.map(\.field) == ["deviceName"])
+
+            let token = try await api.signUp().accessToken
+            for value in ["dark\u{0}", "line\nbreak"] {
+                let patch = try await api.call(.patch, "/v1/auth/me", token: token,
+                                               json: ProfileUpdate(preferences: ["theme": value]))
+                #expect(patch.status == .badRequest)
+                #expect(patch.problem?.errors?.map(\.field) == ["preferences.theme"])
+            }
+            #expect(try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self).preferences.isEmpty)
+        }
+    }
+
     @Test func changingThePasswordEndsTheOtherSessions() async throws {
         try await AuthTestApp.withApp { api, _ in
             let email = AuthTestApp.uniqueEmail()

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import NIOHTTP1
 import Synchronization
+import TestSupport
 import Testing
 
 extension EndToEnd {
@@ -74,34 +75,12 @@ extension EndToEnd {
         }
 
         /// `scripts/stack up` starts whatever is not running and waits until every service is ready again, so the
-        /// tests after this one meet the full stack. Its output goes to the stack's logs.
+        /// tests after this one meet the full stack. It fails with the script's output if it cannot.
         func restartStack(_ stack: StackUnderTest) async throws {
-            let log = URL(fileURLWithPath: stack.runDirectory).deletingLastPathComponent()
-                .appendingPathComponent("logs/stack-restart.log").path
-            let status = try await run(stack.stackCommand, ["up"], output: log)
-            #expect(status == 0, "scripts/stack up did not bring the killed replicas back (see \(log))")
-        }
-
-        /// posix_spawn and a blocking waitpid on a dispatch thread. Foundation's Process never noticed the child's exit
-        /// inside the test runner (the child stayed a zombie), so it is not used here.
-        func run(_ command: String, _ arguments: [String], output: String) async throws -> Int32 {
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-            let argv = ([command] + arguments).map { strdup($0) } + [nil]
-            defer { argv.forEach { free($0) } }
-            var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, command, &actions, nil, argv, environ)
-            guard spawned == 0 else { throw StackError("cannot start \(command): error \(spawned)") }
-            let child = pid
-            return await withCheckedContinuation { continuation in
+            // runProgram blocks until the script exits: on a dispatch thread, not the cooperative pool.
+            _ = try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
-                    var status: Int32 = 0
-                    while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-                    // WEXITSTATUS, which Swift does not import: the exit code sits in bits 8–15 of a normal exit.
-                    continuation.resume(returning: status & 0x7f == 0 ? (status >> 8) & 0xff : -1)
+                    continuation.resume(with: Result { try runProgram(stack.stackCommand, ["up"]) })
                 }
             }
         }

@@ -104,19 +104,6 @@ struct StackClient: Sendable {
     }
 }
 
-/// Polls `condition` every 200 ms until it holds or `seconds` pass; for effects that are eventual by design (a logout
-/// reaching the other services, an erasure), with limits far above their configured intervals.
-func eventually(
-    within seconds: Double, _ what: String, _ condition: @Sendable () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while true {
-        if try await condition() { return }
-        guard ContinuousClock.now < deadline else { throw StackError("not within \(seconds) s: \(what)") }
-        try await Task.sleep(for: .milliseconds(200))
-    }
-}
-
 /// A fresh address per test run, so journeys never meet each other's accounts.
 func uniqueEmail(_ label: String) -> String {
     "e2e-\(label)-\(UUID().uuidString.prefix(8).lowercased())@example.com"

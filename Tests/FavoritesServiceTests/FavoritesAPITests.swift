@@ -219,7 +219,7 @@ import Testing
             _ = try await api.call(.put, Self.nightWatch, as: ben)
             FavoritesHarness.authority.deletedAccounts.add(ana.id)
             // The service polls every second here; the erased events leave a tombstone that names nothing.
-            let left = try await api.eventually({ try await api.eventTypes(of: ana) }) { $0.count == 1 }
+            let left = try await eventually({ try await api.eventTypes(of: ana) }) { $0.count == 1 }
             #expect(left == ["stream-erased"])
             try await Task.sleep(for: .milliseconds(2500))  // more polls see the same deletion again
             #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)

@@ -55,19 +55,6 @@ struct FavoritesHarness: Sendable {
         try await database.makePool(size: 2, searchPath: "favorites").closing(after: body)
     }
 
-    /// Polls `read` until `done` holds (up to 30 s) and returns the last value read: for what the service does in the
-    /// background (async projections, erasures).
-    func eventually<Value: Sendable>(_ read: () async throws -> Value, until done: (Value) -> Bool) async throws
-        -> Value
-    {
-        var value = try await read()
-        for _ in 0..<150 where !done(value) {
-            try await Task.sleep(for: .milliseconds(200))
-            value = try await read()
-        }
-        return value
-    }
-
     static func run(catalogURL: String? = nil, _ test: @escaping @Sendable (FavoritesHarness) async throws -> Void)
         async throws
     {

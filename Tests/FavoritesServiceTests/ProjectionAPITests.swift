@@ -34,16 +34,16 @@ import Testing
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)  // already: no event
             let counted = [Self.nightWatch: 2, Self.ngItem: 1]
-            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0 == counted } == counted)
+            #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0 == counted } == counted)
             #expect(try await Self.popular(api, as: ben, experience: "ticketmaster").isEmpty)
 
             _ = try await api.call(.delete, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
             let afterRemoval = [Self.nightWatch: 1, Self.ngItem: 1]
-            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0 == afterRemoval }
+            #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0 == afterRemoval }
                 == afterRemoval)
 
             FavoritesHarness.authority.deletedAccounts.add(ana.id)
-            #expect(try await api.eventually({ try await Self.popular(api, as: ben) }) { $0.isEmpty }.isEmpty)
+            #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0.isEmpty }.isEmpty)
 
             #expect(try await api.call(.get, "/v1/favorites/popular", as: ben).status == .badRequest)
             #expect(try await api.call(.get, "/v1/favorites/popular?experience=rijksmuseum&limit=0", as: ben).status
@@ -85,10 +85,10 @@ import Testing
             _ = try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ben)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: cleo)
             FavoritesHarness.authority.deletedAccounts.add(cleo.id)
-            _ = try await api.eventually({ try await api.eventTypes(of: cleo) }) { $0 == ["stream-erased"] }
+            _ = try await eventually({ try await api.eventTypes(of: cleo) }) { $0 == ["stream-erased"] }
 
             try await api.withPool { pool in
-                _ = try await api.eventually({ try await ProjectionBatch.lag(of: "popular", pool: pool).events }) {
+                _ = try await eventually({ try await ProjectionBatch.lag(of: "popular", pool: pool).events }) {
                     $0 == 0
                 }
                 let live = try await Self.views(pool)
@@ -140,7 +140,7 @@ import Testing
 
             // The swapped-in tables are the live ones now: writes and the projector carry on.
             #expect(try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ana).status == .created)
-            let popular = try await api.eventually({ try await Self.popular(api, as: ana) }) {
+            let popular = try await eventually({ try await Self.popular(api, as: ana) }) {
                 $0[Self.nightWatch] == 2
             }
             #expect(popular[Self.nightWatch] == 2)

@@ -37,6 +37,18 @@ bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)"
 }
 
+# Builds products in release, in a scratch path of their own (so the debug build stays warm), and sets BENCH_BIN to
+# the directory of the executables.
+bench_build_release() { # product…
+    log_info "building $* (release)"
+    local product
+    for product in "$@"; do
+        swift build -c release --scratch-path .build-release --product "$product" >/dev/null \
+            || die "building $product failed"
+    done
+    BENCH_BIN="$(swift build -c release --scratch-path .build-release --show-bin-path)"
+}
+
 # A free TCP port on the loopback interface.
 bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

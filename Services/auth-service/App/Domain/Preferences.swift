@@ -23,6 +23,11 @@ enum Preferences {
                                              message: "must be at most \(maximumValueLength) characters"))
                     continue
                 }
+                guard !DisplayText.hasControlCharacters(value) else {
+                    errors.append(FieldError(field: "preferences.\(key)",
+                                             message: "must not contain control characters"))
+                    continue
+                }
                 merged[key] = value
             } else {
                 merged[key] = nil
