@@ -140,6 +140,11 @@ import Testing
                 deviceName: "Ana\u{0}s phone"))
             #expect(signUp.status == .badRequest)
             #expect(signUp.problem?.errors?.map(\.field) == ["deviceName"])
+            // Format characters are not control characters: an emoji family is joined by U+200D.
+            let emoji = try await api.call(.post, "/v1/auth/signup", json: SignUpRequest(
+                email: AuthTestApp.uniqueEmail(), password: AuthTestApp.password, experience: "ticketmaster",
+                deviceName: "Ana's \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} phone"))
+            #expect(emoji.status == .created)
 
             let token = try await api.signUp().accessToken
             for value in ["dark\u{0}", "line\nbreak"] {
