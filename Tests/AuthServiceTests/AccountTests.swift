@@ -157,6 +157,21 @@ import Testing
         }
     }
 
+    @Test func aNullDeviceNameCountsAsAbsent() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let fields: [String: String?] = [
+                "email": email, "password": AuthTestApp.password, "experience": "rijksmuseum", "deviceName": nil,
+            ]
+            let signUp = try await api.call(.post, "/v1/auth/signup", json: fields)
+            #expect(signUp.status == .created)
+            var signInFields = fields
+            signInFields["experience"] = nil
+            let signIn = try await api.call(.post, "/v1/auth/login", json: signInFields)
+            #expect(signIn.status == .ok)
+        }
+    }
+
     @Test func changingThePasswordEndsTheOtherSessions() async throws {
         try await AuthTestApp.withApp { api, _ in
             let email = AuthTestApp.uniqueEmail()
