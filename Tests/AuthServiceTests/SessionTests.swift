@@ -111,6 +111,20 @@ import Testing
         }
     }
 
+    @Test func aMalformedLogoutBodyIsA400AndEndsNothing() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let session = try await api.signUp()
+            for body in ["[[[", #"{"refreshToken":5}"#, "null"] {
+                let response = try await api.client.execute(
+                    uri: "/v1/auth/logout", method: .post,
+                    headers: [.authorization: "Bearer \(session.accessToken)", .contentType: "application/json"],
+                    body: ByteBuffer(string: body)) { $0 }
+                #expect(response.status == .badRequest, "\(body)")
+            }
+            #expect(try await Self.isSignedIn(api, session))
+        }
+    }
+
     @Test func logoutOthersKeepsThisSession() async throws {
         try await AuthTestApp.withApp { api, _ in
             let (phone, tablet, laptop, bystander) = try await Self.devices(api)

@@ -10,8 +10,6 @@ extension EndToEnd {
     /// The whole FavoriteMe journey through the gateway of a running stack (two replicas of each service, one
     /// PostgreSQL), once per experience, as the app makes it.
     @Suite struct JourneyTests {
-        static let password = "correct horse battery staple"
-
         /// A search with results in the recorded fixtures the stack's replay upstream serves.
         static let searches: [ExperienceID: String] = [.ticketmaster: "San%20Francisco", .rijksmuseum: "monet"]
 
@@ -25,7 +23,7 @@ extension EndToEnd {
 
             // Sign up choosing the experience.
             let signUp = try await anonymous.send(.POST, "/v1/auth/signup", json: SignUpRequest(
-                email: email, password: Self.password, experience: experience.rawValue, deviceName: "e2e"))
+                email: email, password: accountPassword, experience: experience.rawValue, deviceName: "e2e"))
             #expect(signUp.status == .created)
             let session = try signUp.decode(AuthSession.self)
             #expect(session.user.experience == experience)
@@ -102,7 +100,7 @@ extension EndToEnd {
 
             // Sign in again, then "relaunch": the stored refresh token alone keeps the user signed in.
             let signIn = try await anonymous.send(.POST, "/v1/auth/login", json: SignInRequest(
-                email: email, password: Self.password, deviceName: "e2e"))
+                email: email, password: accountPassword, deviceName: "e2e"))
             #expect(signIn.status == .ok)
             let stored = RefreshRequest(refreshToken: try signIn.decode(AuthSession.self).refreshToken)
             let relaunch = try await anonymous.send(.POST, "/v1/auth/refresh", json: stored)
@@ -114,7 +112,7 @@ extension EndToEnd {
 
             // Something to erase, then delete the account: its favorites go from the log and the view.
             #expect(try await relaunched.send(.PUT, "/v1/favorites/\(experience)/\(item.id)").status == .created)
-            #expect(try await relaunched.send(.DELETE, "/v1/auth/me", json: AccountDeletion(password: Self.password))
+            #expect(try await relaunched.send(.DELETE, "/v1/auth/me", json: AccountDeletion(password: accountPassword))
                 .status == .noContent)
             let left = try await eventually({ try await Self.storedFavorites(of: profile.id, in: stack) }) {
                 $0 == (viewRows: 0, events: ["stream-erased"])
@@ -126,7 +124,7 @@ extension EndToEnd {
             }) { $0 == .unauthorized }
             #expect(afterDeletion == .unauthorized, "favorites-service still accepts the deleted account's token")
             let again = try await anonymous.send(.POST, "/v1/auth/login", json: SignInRequest(
-                email: email, password: Self.password))
+                email: email, password: accountPassword))
             #expect(again.problem?.type == .invalidCredentials)
         }
 
@@ -134,13 +132,7 @@ extension EndToEnd {
         static func storedFavorites(of user: UUID, in stack: StackUnderTest) async throws
             -> (viewRows: Int, events: [String])
         {
-            let pool = DatabasePool(
-                connection: ConnectionConfiguration(
-                    connectionString: stack.favoritesDatabaseURL, applicationName: "e2e-tests"
-                ),
-                pool: PoolConfiguration(size: 1), logger: Logger(label: "e2e")
-            )
-            return try await pool.closing { pool in
+            try await stack.withFavoritesDatabase { pool in
                 let rows = try await pool.query("SELECT count(*) FROM favorites.favorites WHERE user_id = \(user)")
                     .decode(column: 0, as: Int.self).first ?? -1
                 let stream = "user-" + user.uuidString.lowercased()

@@ -5,8 +5,8 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// Every end-to-end suite, one test at a time: the replica test kills replicas, and a sign-in (a POST, which the
-/// gateway never retries) running meanwhile would fail for a reason that is not a bug.
+/// The journeys through the running stack, one test at a time. The fault-injection scenarios, which kill parts of the
+/// same stack, are a suite of their own (``FaultInjection``) that `scripts/test` runs after this one.
 @Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test"))
 enum EndToEnd {}
 
@@ -18,12 +18,19 @@ struct StackUnderTest: Sendable {
     let gateway: String
     /// favorites-service replicas on their own ports, to write on one and read on another.
     let favoritesReplicas: [String]
+    /// catalog-proxy replicas on their own ports, to fill each one's cache.
+    let catalogReplicas: [String]
+    /// The longest catalog-proxy may take to answer when its upstream fails: every attempt's timeout and the pauses
+    /// between them, as the stack is configured.
+    let catalogTimeBudget: Duration
     /// favorites-service's database role, to check what erasure left behind.
     let favoritesDatabaseURL: String
     /// The stack's pid files (`<service>-<n>.pid`), to kill replicas.
     let runDirectory: String
     /// `scripts/stack`, to bring killed replicas back.
     let stackCommand: String
+    /// The replay upstream's control endpoint (`/__replay/faults`), to inject upstream faults.
+    let replayURL: String
 
     static let current: StackUnderTest? = {
         let environment = ProcessInfo.processInfo.environment
@@ -31,9 +38,12 @@ struct StackUnderTest: Sendable {
         return StackUnderTest(
             gateway: gateway,
             favoritesReplicas: (environment["E2E_FAVORITES_REPLICAS"] ?? "").split(separator: ",").map(String.init),
+            catalogReplicas: (environment["E2E_CATALOG_REPLICAS"] ?? "").split(separator: ",").map(String.init),
+            catalogTimeBudget: .milliseconds(Int(environment["E2E_CATALOG_TIME_BUDGET_MS"] ?? "") ?? 0),
             favoritesDatabaseURL: environment["E2E_FAVORITES_DATABASE_URL"] ?? "",
             runDirectory: environment["E2E_RUN_DIR"] ?? "",
-            stackCommand: environment["E2E_STACK_COMMAND"] ?? ""
+            stackCommand: environment["E2E_STACK_COMMAND"] ?? "",
+            replayURL: environment["E2E_REPLAY_URL"] ?? ""
         )
     }()
 
@@ -81,18 +91,24 @@ struct StackClient: Sendable {
 
     func send(
         _ method: HTTPMethod, _ path: String, json: (any Encodable & Sendable)? = nil,
-        headers extra: [(String, String)] = []
+        headers: [(String, String)] = []
     ) async throws -> StackResponse {
+        guard let json else { return try await send(method, path, body: nil, headers: headers) }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return try await send(method, path, body: try encoder.encode(json),
+                              headers: [("Content-Type", "application/json")] + headers)
+    }
+
+    /// Sends `body` as it is (the caller sets its `Content-Type`): for bytes no encoder would produce.
+    func send(_ method: HTTPMethod, _ path: String, body: Data?, headers: [(String, String)] = [])
+        async throws -> StackResponse
+    {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        for (name, value) in extra { request.headers.add(name: name, value: value) }
-        if let json {
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try encoder.encode(json)))
-        }
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 4 * 1024 * 1024)
         return StackResponse(status: response.status, headers: response.headers,
@@ -103,6 +119,9 @@ struct StackClient: Sendable {
         try await send(.GET, path, headers: headers)
     }
 }
+
+/// The password of every account the suites sign up.
+let accountPassword = "correct horse battery staple"
 
 /// A fresh address per test run, so journeys never meet each other's accounts.
 func uniqueEmail(_ label: String) -> String {

@@ -88,6 +88,18 @@ import Testing
         }
     }
 
+    @Test func anIdempotencyKeyOutOfBoundsIsRefusedAndWritesNothing() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            for key in ["", String(repeating: "k", count: 201)] {
+                let response = try await api.call(.put, Self.event, as: ana, headers: [.idempotencyKey: key])
+                #expect(response.status == .badRequest)
+                #expect(response.problem?.errors?.map(\.field) == ["Idempotency-Key"])
+            }
+            #expect(try await api.eventCount(of: ana) == 0)
+        }
+    }
+
     @Test func concurrentFavoritesOfOneUserAllLandInOrder() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

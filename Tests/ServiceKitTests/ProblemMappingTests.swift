@@ -52,6 +52,21 @@ import Testing
         }
     }
 
+    @Test func invalidUTF8Is400EvenInAnIgnoredField() async throws {
+        try await KitTestApp.withApp { client in
+            var body = ByteBuffer(string: #"{"name": "a", "size": 1, "ignored": ""#)
+            body.writeBytes([0xFF, 0xFE, 0xC3, 0x28])
+            body.writeString(#""}"#)
+            try await client.execute(uri: "/v1/kit/widgets", method: .post, headers: Self.json, body: body) { response in
+                #expect(response.status == .badRequest)
+                #expect(response.problem?.type == .malformedRequest)
+            }
+            try await client.execute(uri: "/v1/kit/widgets/count", method: .get) { response in
+                #expect(String(buffer: response.body) == #"{"count":0}"#)
+            }
+        }
+    }
+
     @Test func missingAndMistypedFieldsAreListed() async throws {
         try await KitTestApp.withApp { client in
             try await client.execute(uri: "/v1/kit/widgets", method: .post, headers: Self.json,

@@ -9,7 +9,8 @@ import ServiceKit
 /// - `RIJKSMUSEUM_URL` (default `https://www.rijksmuseum.nl`), `RIJKSMUSEUM_API_KEY` (secret)
 /// - `TICKETMASTER_RATE_PER_SECOND` (default 5), `TICKETMASTER_DAILY_QUOTA` (default 5000),
 ///   `RIJKSMUSEUM_RATE_PER_SECOND` (default 10)
-/// - `UPSTREAM_TIMEOUT_MS` (default 3000), `UPSTREAM_ATTEMPTS` (default 2)
+/// - `UPSTREAM_TIMEOUT_MS` (default 3000), `UPSTREAM_ATTEMPTS` (default 2), `UPSTREAM_BREAKER_COOLDOWN_SECONDS`
+///   (default 30)
 /// - `CATALOG_CACHE_MB` (default 64), `CATALOG_SEARCH_TTL_SECONDS` (default 60), `CATALOG_DETAIL_TTL_SECONDS`
 ///   (default 600), `CATALOG_STALE_IF_ERROR_SECONDS` (default 86400)
 /// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×)
@@ -25,13 +26,14 @@ struct CatalogConfiguration: Sendable {
         var settings = StrictSettings(reader: reader)
         let timeout = Duration.milliseconds(settings.int("upstream.timeoutMs", default: 3000, in: 100...60_000))
         let attempts = settings.int("upstream.attempts", default: 2, in: 1...5)
+        let breakerCooldown = TimeInterval(settings.int("upstream.breakerCooldownSeconds", default: 30, in: 1...3600))
         func upstream(_ name: String, url: String, rate: Int, quota: Int?) -> UpstreamSettings {
             let rate = Double(settings.int("\(name).ratePerSecond", default: rate, in: 1...1000))
             return UpstreamSettings(
                 baseURL: settings.baseURL("\(name).url", default: url),
                 apiKey: settings.optionalString("\(name).apiKey", isSecret: true),
                 requestsPerSecond: rate, burst: rate, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
-                breakerThreshold: 5, breakerCooldown: 30, maximumBodyBytes: 4 << 20
+                breakerThreshold: 5, breakerCooldown: breakerCooldown, maximumBodyBytes: 4 << 20
             )
         }
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)

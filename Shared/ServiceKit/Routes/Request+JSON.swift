@@ -21,6 +21,11 @@ extension Request {
         guard buffer.readableBytes > 0 else {
             throw ServiceProblem(.badRequest, .malformedRequest, "A JSON body is required.")
         }
+        // JSON is UTF-8 (RFC 8259); the decoder checks only the strings it decodes, so invalid bytes in a field
+        // the type ignores would otherwise pass.
+        guard String(validating: buffer.readableBytesView, as: UTF8.self) != nil else {
+            throw ServiceProblem(.badRequest, .malformedRequest, "The body is not valid UTF-8.")
+        }
         let data = Data(buffer.readableBytesView)
         do {
             if let allowedKeys {

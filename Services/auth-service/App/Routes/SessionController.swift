@@ -92,12 +92,16 @@ struct SessionController: Sendable {
             let known = LogoutScope.allCases.map(\.rawValue).joined(separator: ", ")
             throw ServiceProblem.validation([FieldError(field: "scope", message: "must be one of \(known)")])
         }
+        // A body, when sent, must be well-formed even when the bearer token decides: a client's mistake is refused,
+        // never silently ignored.
+        let bodyToken = request.headers[.contentType] == nil
+            ? nil : try await request.decodeJSON(as: RefreshRequest.self, context: context).refreshToken
         let caller: AuthenticatedUser
         do {
             caller = try await AuthenticationMiddleware.authenticate(request, verifier: core.verifier)
-        } catch is ServiceProblem where request.headers[.contentType] != nil {
+        } catch is ServiceProblem where bodyToken != nil {
             // No usable access token (absent or expired): the refresh token in the body identifies the session.
-            let token = try await request.decodeJSON(as: RefreshRequest.self, context: context).refreshToken
+            let token = bodyToken ?? ""
             guard RefreshTokens.isWellFormed(token),
                   let owner = try await core.sessions.owner(ofTokenDigest: RefreshTokens.digest(token)),
                   owner.isCurrent

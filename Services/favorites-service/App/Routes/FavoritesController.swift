@@ -38,7 +38,7 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(context.parameters.get("experience"))
         let requestedID = try Self.itemID(context.parameters.get("itemId"))
         let user = context.user.userID
-        let eventID = Self.eventID(user: user, request: request)
+        let eventID = try Self.eventID(user: user, request: request)
         let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
         let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
                                           requestID: context.requestID, logger: context.logger)
@@ -76,7 +76,7 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(context.parameters.get("experience"))
         let itemId = try Self.itemID(context.parameters.get("itemId"))
         let user = context.user.userID
-        let eventID = Self.eventID(user: user, request: request)
+        let eventID = try Self.eventID(user: user, request: request)
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
         let appended = try await store.pool.withTransaction { connection -> Bool in
@@ -237,9 +237,13 @@ struct FavoritesController: Sendable {
     }
 
     /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method and path), so a
-    /// retry is recognised and the same key on another request is not mistaken for one.
-    static func eventID(user: UUID, request: Request) -> UUID? {
-        guard let key = request.headers[.idempotencyKey], (1...200).contains(key.utf8.count) else { return nil }
+    /// retry is recognised and the same key on another request is not mistaken for one. A key out of bounds is
+    /// refused rather than ignored: a client relying on it would otherwise believe its retries were safe.
+    static func eventID(user: UUID, request: Request) throws -> UUID? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard (1...200).contains(key.utf8.count) else {
+            throw ServiceProblem.validation([FieldError(field: "Idempotency-Key", message: "must be 1 to 200 bytes")])
+        }
         let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(request.uri.path) \(key)"
         var bytes = Array(SHA256.hash(data: Data(scope.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // a name-based UUID (version 5 layout)

@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# A throwaway stack for the suites that need the whole system (Tests/EndToEndTests): two replicas of each service
+# behind the gateway, on recorded upstream data, with ports (18xxx) and a state directory of its own, beside any stack
+# you run. Used by scripts/test (journeys, schemathesis, fault injection) and chaos/run (fault injection only).
+# Source after scripts/lib/common.sh; call e2e_init first.
+#
+# The services' settings shorten what the suites would otherwise wait for: polling intervals (a logout reaching the
+# other services, an erasure), the catalog's cache lifetimes and upstream timeout and circuit-breaker cooldown (so
+# stale copies and upstream faults show within seconds). The catalog's per-user limit and its per-source upstream
+# rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
+# limit to protect (those limiters have their own tests in CatalogProxyTests).
+
+E2E_GATEWAY_PORT=18080
+E2E_PEER_PORT=18070
+E2E_PG_PORT=56432
+E2E_REPLAY_PORT=18090
+E2E_PORT_OFFSET=10000
+E2E_UPSTREAM_TIMEOUT_MS=1000
+E2E_UPSTREAM_ATTEMPTS=2
+
+e2e_init() { # project-root state-directory
+    E2E_ROOT="$1"
+    E2E_DIR="$2"
+    E2E_BIN_DIR="$(swift build --show-bin-path)"
+}
+
+# The environment that makes scripts/stack manage this stack instead of the default one.
+e2e_stack_env() {
+    printf '%s\n' "STACK_DIR=$E2E_DIR" "STACK_USER_ENV_FILE=$E2E_DIR/service.env" "STACK_BIN_DIR=$E2E_BIN_DIR" \
+        "STACK_GATEWAY_PORT=$E2E_GATEWAY_PORT" "STACK_PEER_PORT=$E2E_PEER_PORT" "STACK_PG_PORT=$E2E_PG_PORT" \
+        "STACK_REPLAY_PORT=$E2E_REPLAY_PORT" "STACK_PORT_OFFSET=$E2E_PORT_OFFSET"
+}
+
+e2e_stack() {
+    local -a stack_env
+    mapfile -t stack_env < <(e2e_stack_env)
+    env "${stack_env[@]}" "$E2E_ROOT/scripts/stack" "$@"
+}
+
+stop_e2e_stack() {
+    log_info "stopping the end-to-end stack"
+    e2e_stack down >/dev/null 2>&1 || log_warn "scripts/stack down failed for the end-to-end stack ($E2E_DIR)"
+}
+
+# A fresh stack every run: whatever an interrupted run left running is stopped, and its database removed (an old
+# one would carry, say, the sign-in throttle that schemathesis's failed log-ins set for 127.0.0.1). Stopped when the
+# calling script exits.
+start_e2e_stack() {
+    if [[ -d "$E2E_DIR" ]]; then
+        e2e_stack down >/dev/null 2>&1 || true
+        rm -rf "$E2E_DIR"
+    fi
+    mkdir -p "$E2E_DIR"
+    printf '%s\n' "ERASURE_POLL_SECONDS=1" "REVOCATION_POLL_MS=500" "CATALOG_USER_RATE_PER_SECOND=1000" \
+        "TICKETMASTER_RATE_PER_SECOND=1000" "RIJKSMUSEUM_RATE_PER_SECOND=1000" \
+        "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
+        "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
+        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" >"$E2E_DIR/service.env"
+
+    log_info "starting the end-to-end stack (gateway 127.0.0.1:$E2E_GATEWAY_PORT, state in ${E2E_DIR#"$E2E_ROOT"/})"
+    trap stop_e2e_stack EXIT
+    if ! e2e_stack up >"$E2E_DIR/stack-up.log" 2>&1; then
+        cat "$E2E_DIR/stack-up.log" >&2
+        die "the end-to-end stack did not start"
+    fi
+}
+
+# Runs the tests matching `filter` against the stack, output in `log`; fails unless every selected test ran and
+# passed (a disabled suite would pass without testing anything).
+run_stack_suite() { # filter log [extra environment…]
+    local filter="$1" output="$2" password status=0 port
+    shift 2
+    local -a stack_env replicas=()
+    mapfile -t stack_env < <(e2e_stack_env)
+    password="$(sed -n 's/^FAVORITES_SERVICE_DB_PASSWORD=//p' "$E2E_DIR/stack.env" | tail -n 1)"
+    for port in 8301 8302; do replicas+=("http://127.0.0.1:$((port + E2E_PORT_OFFSET))"); done
+    log_info "swift test --filter $filter (through the gateway)"
+    # The suites restart what they kill with scripts/stack, so they get the same STACK_* settings. The catalog's time
+    # budget: every attempt's timeout plus the longest pause between attempts (150 ms × attempt number).
+    env "${stack_env[@]}" "$@" E2E_GATEWAY_URL="http://127.0.0.1:$E2E_GATEWAY_PORT" \
+        E2E_FAVORITES_REPLICAS="$(IFS=,; echo "${replicas[*]}")" \
+        E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))" \
+        E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))" \
+        E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" \
+        E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme" \
+        E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack" \
+        swift test --skip-build --filter "$filter" 2>&1 | tee "$output" || status=$?
+    if ((status != 0)); then
+        tail -n 30 "$E2E_DIR"/logs/*-service-*.log "$E2E_DIR"/logs/catalog-proxy-*.log >&2 || true
+        die "$filter failed"
+    fi
+    # (XCTest's own summary line, "Executed 0 tests", is about the XCTest suites, which have none here.)
+    if grep -qE '(Test|Suite) .* skipped' "$output" \
+        || ! grep -qE 'Test run with [1-9][0-9]* tests? .*passed' "$output"; then
+        die "$filter did not run every test (see $output)"
+    fi
+}
