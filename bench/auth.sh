@@ -2,7 +2,7 @@
 # Sign-in throughput against the bcrypt limit of this machine, and GET /v1/auth/me latency idle and during a
 # sign-in storm. A release build of auth-service on a throwaway PostgreSQL 15, loaded with wrk.
 #
-#   bench/auth.sh [--quick] [--seconds 15] [--connections 16]
+#   bench/auth.sh [--quick] [--seconds 15] [--connections 16]     (--quick: 2-second phases, bcrypt cost 10)
 #
 # The bcrypt limit is cores ÷ the time of one sign-in measured alone (one bcrypt verification plus a few cheap
 # queries), so a ratio near 1 means sign-ins are bounded by hashing, not by the service around it. Absolute numbers
@@ -18,20 +18,20 @@ seconds=15
 connections=16
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) seconds=4 ;;
+        --quick) bench_quick_build; seconds=2; quick_cost=10 ;;
         --seconds) seconds="$2"; shift ;;
         --connections) connections="$2"; shift ;;
         *) die "unknown argument: $1" ;;
     esac
     shift
 done
-cost="${BCRYPT_COST:-12}"
+cost="${BCRYPT_COST:-${quick_cost:-12}}"
 users=8
 password="benchmark passphrase"
 
 ensure_packages libpq-dev postgresql-15 curl wrk
 
-bench_build_release auth-service
+bench_build auth-service
 binary="$BENCH_BIN/auth-service"
 
 start_bench_postgres

@@ -3,11 +3,12 @@
 #   - favorite writes (PUT then DELETE of the same item, each one append) vs pgbench running the service's own append
 #     transactions statement for statement, and vs raw single-row inserts, at several concurrencies;
 #   - the favorites list (GET) vs pgbench running the same two SELECTs;
-#   - write p99 after the log has grown by --log-events events vs before.
+#   - write p99 after the log has grown by --log-events events (ten million) vs before (some ten thousand).
 # Release builds of auth-service (tokens), replay-upstream (recorded catalogs), catalog-proxy (item lookups) and
 # favorites-service; wrk with Lua scripts for the authenticated requests.
 #
-#   bench/favorites.sh [--quick] [--seconds 10] [--concurrency "8 16 32"] [--log-events 1000000]
+#   bench/favorites.sh [--quick] [--seconds 10] [--concurrency "8 16 32"] [--log-events 10000000]
+#                      (--quick: 2-second runs at 16 connections, 20 000 filler events, the debug build)
 #
 # Absolute numbers drift on a shared machine; the ratios, measured in the same run, are what to compare.
 set -euo pipefail
@@ -18,11 +19,12 @@ source scripts/lib/common.sh
 source scripts/lib/bench.sh
 
 seconds=10
+warmup=3
 concurrency_levels="8 16 32"
-log_events=1000000
+log_events=10000000
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) seconds=3; concurrency_levels="16"; log_events=100000 ;;
+        --quick) bench_quick_build; seconds=2; warmup=1; concurrency_levels="16"; log_events=20000 ;;
         --seconds) seconds="$2"; shift ;;
         --concurrency) concurrency_levels="$2"; shift ;;
         --log-events) log_events="$2"; shift ;;
@@ -36,7 +38,7 @@ users=200  # wrk's users (and as many for pgbench): enough that concurrent write
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
 
-bench_build_release auth-service replay-upstream catalog-proxy favorites-service
+bench_build auth-service replay-upstream catalog-proxy favorites-service
 bin="$BENCH_BIN"
 
 start_bench_postgres
@@ -161,7 +163,7 @@ pgbench_run() { # script clients [transactions-per-run]
 }
 
 log_info "warming up (first requests fill the catalog cache and the connection pools)"
-wrk -t2 -c16 -d3s -s "$BENCH_WORK/toggle.lua" "$gateway" >/dev/null
+wrk -t2 -c16 -d"${warmup}s" -s "$BENCH_WORK/toggle.lua" "$gateway" >/dev/null
 
 log_info "favorite writes through the gateway vs pgbench (the same transactions) vs raw inserts"
 printf '%-44s %12s %10s %8s %10s %10s\n' "favorite writes (PUT/DELETE)" "service rps" "p99 ms" "non-2xx" \
@@ -174,6 +176,7 @@ for c in $concurrency_levels; do
         "$pg_tps" "$insert_tps" "$(ratio "$rps" "$pg_tps")" "$(ratio "$rps" "$insert_tps")"
     [[ "$c" == "$(echo "$concurrency_levels" | awk '{ print $NF }')" ]] && small_log_p99="$p99"
 done
+small_log_events="$(psql_run -c 'SELECT count(*) FROM favorites.events')"
 
 log_info "favorites list through the gateway vs pgbench (the same SELECTs)"
 # Every user gets all five favorites (a PUT on an existing favorite writes nothing).
@@ -213,5 +216,6 @@ log_info "loaded in $(($(date +%s) - started)) s; the log holds $total_events ev
 c="$(echo "$concurrency_levels" | awk '{ print $NF }')"
 read -r rps p99 errors <<<"$(load toggle "$c")"
 printf '%-44s %12s %10s %8s\n' "writes, $total_events-event log, $c conn." "$rps" "$p99" "$errors"
-printf '%-44s %12s\n' "p99 ratio large log / small log" "$(ratio "$p99" "$small_log_p99")"
+printf '%-44s %12s   (%s events vs %s)\n' "p99 ratio large log / small log" "$(ratio "$p99" "$small_log_p99")" \
+    "$total_events" "$small_log_events"
 bench_stamp

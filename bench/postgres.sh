@@ -9,12 +9,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh
+# shellcheck source=scripts/lib/bench.sh
+source scripts/lib/bench.sh
 
 concurrency_levels="4 8 16"
 seconds=10
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) concurrency_levels="8"; seconds=3 ;;
+        --quick) bench_quick_build; concurrency_levels="8"; seconds=2 ;;
         --concurrency) concurrency_levels="$2"; shift ;;
         --seconds) seconds="$2"; shift ;;
         *) die "unknown argument: $1" ;;
@@ -24,9 +26,7 @@ done
 
 ensure_packages libpq-dev postgresql-15
 
-# shellcheck source=scripts/lib/bench.sh
-source scripts/lib/bench.sh
-bench_build_release postgres-bench
+bench_build postgres-bench
 bench="$BENCH_BIN/postgres-bench"
 start_bench_postgres
 work="$BENCH_WORK"

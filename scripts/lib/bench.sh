@@ -34,20 +34,32 @@ _bench_as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
 bench_stamp() {
-    echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)"
+    echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc) build=${BENCH_BUILD:-release}"
 }
 
-# Builds products in release, in a scratch path of their own (so the debug build stays warm), and sets BENCH_BIN to
-# the directory of the executables.
-bench_build_release() { # product…
-    log_info "building $* (release)"
-    local product
+# Builds every product (one `swift build`: cheaper than one call per product once up to date) and sets BENCH_BIN to
+# the directory of the executables. Release (the default), in a scratch path of its own so the debug build stays
+# warm; BENCH_BUILD=debug uses the debug build the tests use (what `--quick` does: a smoke check that the scripts work,
+# whose figures are not comparable with release ones). The arguments name the products the script runs.
+bench_build() { # product…
+    local product configuration="${BENCH_BUILD:-release}"
+    local -a build=(swift build)
+    case "$configuration" in
+        release) build+=(-c release --scratch-path .build-release) ;;
+        debug) ;;
+        *) die "BENCH_BUILD must be release or debug, got '$configuration'" ;;
+    esac
+    log_info "building $* ($configuration)"
+    "${build[@]}" >"${TMPDIR:-/tmp}/favoriteme-bench-build.log" 2>&1 \
+        || { tail -n 30 "${TMPDIR:-/tmp}/favoriteme-bench-build.log" >&2; die "the $configuration build failed"; }
+    BENCH_BIN="$("${build[@]}" --show-bin-path)"
     for product in "$@"; do
-        swift build -c release --scratch-path .build-release --product "$product" >/dev/null \
-            || die "building $product failed"
+        [[ -x "$BENCH_BIN/$product" ]] || die "no $product in $BENCH_BIN"
     done
-    BENCH_BIN="$(swift build -c release --scratch-path .build-release --show-bin-path)"
 }
+
+# In --quick mode the debug build, unless BENCH_BUILD says otherwise.
+bench_quick_build() { BENCH_BUILD="${BENCH_BUILD:-debug}"; }
 
 # A free TCP port on the loopback interface.
 bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -73,8 +73,8 @@ extension FaultInjection {
             FaultInjection.report("database crash", """
                 \(Self.users) users, \(acknowledged) commands acknowledged in \(attempts) attempts; \
                 \(outageAnswers.value) answered 503 during the outage; \(retried) commands retried with \
-                their key; every replica ready \(readyAfter.inSeconds) \
-                after PostgreSQL was started again (start included), none restarted; \
+                their key; the services ready again \(readyAfter.inSeconds) after `scripts/stack up` began \
+                starting PostgreSQL (its start included), no replica restarted; \
                 \(differences.isEmpty ? "log and view match every acknowledged command" : "\(differences.count) users differ")
                 """)
             #expect(acknowledged > Self.users * 2, "too little load to mean anything")
