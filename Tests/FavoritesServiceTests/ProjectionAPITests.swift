@@ -135,7 +135,8 @@ import Testing
                 // A damaged user view is repaired from that user's stream alone.
                 try await pool.query("DELETE FROM favorites WHERE user_id = \(ana.id)")
                 #expect(try await FavoritesView.repair(user: ana.id, pool: pool) == 4)
-                #expect(try await Self.views(pool) == live)
+                // (Only the favorites view: the popular projection may still be applying ben's toggles.)
+                #expect(try await Self.views(pool)["favorites"] == live["favorites"])
             }
 
             // The swapped-in tables are the live ones now: writes and the projector carry on.
