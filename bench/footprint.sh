@@ -32,15 +32,18 @@ start_bench_postgres
 
 rss_mb() { awk -v field="$2:" '$1 == field { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
-# Starts a service and prints the milliseconds until it is ready; its pid is the last of BENCH_PIDS.
+# Starts a service and waits until it is ready; sets STARTED_MS (milliseconds from start to ready) and STARTED_PID.
+# (Not in a command substitution: its subshell would keep the pid from bench_start's list, so the process would
+# outlive the script.)
 start_timed() { # name port command…
     local name="$1" port="$2" start
     shift 2
     start=$(date +%s%N)
     bench_start "$name" "$@"
+    STARTED_PID="${BENCH_PIDS[-1]}"
     for _ in $(seq 1 3000); do
         if curl -fsS -o /dev/null "http://127.0.0.1:$port/health/ready" 2>/dev/null; then
-            echo $((($(date +%s%N) - start) / 1000000))
+            STARTED_MS=$((($(date +%s%N) - start) / 1000000))
             return 0
         fi
         sleep 0.01
@@ -67,18 +70,21 @@ replay_port="$(bench_free_port)"; auth_port="$(bench_free_port)"; catalog_port="
 favorites_port="$(bench_free_port)"
 common=(DATABASE_URL="$BENCH_PG_URL" LOG_LEVEL=warning)
 bench_start replay "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
-auth_ms="$(start_timed auth "$auth_port" env "${common[@]}" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" BCRYPT_COST=4 \
-    "$bin/auth-service")"
-auth_pid="${BENCH_PIDS[-1]}"
-catalog_ms="$(start_timed catalog "$catalog_port" env "${common[@]}" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" \
+start_timed auth "$auth_port" env "${common[@]}" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" BCRYPT_COST=4 \
+    "$bin/auth-service"
+auth_ms="$STARTED_MS" auth_pid="$STARTED_PID"
+start_timed catalog "$catalog_port" env "${common[@]}" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" \
     AUTH_URL="http://127.0.0.1:$auth_port" CATALOG_USER_RATE_PER_SECOND=1000000 \
     TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
-    RIJKSMUSEUM_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_API_KEY=replay "$bin/catalog-proxy")"
-catalog_pid="${BENCH_PIDS[-1]}"
-favorites_ms="$(start_timed favorites "$favorites_port" env "${common[@]}" DATABASE_SCHEMA=favorites \
-    HTTP_PORT="$favorites_port" AUTH_URL="http://127.0.0.1:$auth_port" CATALOG_URL="http://127.0.0.1:$catalog_port" \
-    "$bin/favorites-service")"
-favorites_pid="${BENCH_PIDS[-1]}"
+    RIJKSMUSEUM_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_API_KEY=replay "$bin/catalog-proxy"
+catalog_ms="$STARTED_MS" catalog_pid="$STARTED_PID"
+start_timed favorites "$favorites_port" env "${common[@]}" DATABASE_SCHEMA=favorites HTTP_PORT="$favorites_port" \
+    AUTH_URL="http://127.0.0.1:$auth_port" CATALOG_URL="http://127.0.0.1:$catalog_port" "$bin/favorites-service"
+favorites_ms="$STARTED_MS" favorites_pid="$STARTED_PID"
+# The pids must be the services themselves (env execs them), or the figures would be another process's.
+for pair in "auth-service:$auth_pid" "catalog-proxy:$catalog_pid" "favorites-service:$favorites_pid"; do
+    [[ "$(readlink "/proc/${pair#*:}/exe")" == */"${pair%%:*}" ]] || die "pid ${pair#*:} is not ${pair%%:*}"
+done
 
 token="$(curl -fsS -X POST "http://127.0.0.1:$auth_port/v1/auth/signup" -H 'Content-Type: application/json' \
     -d '{"email":"bench@example.com","password":"benchmark passphrase","experience":"ticketmaster"}' |
