@@ -10,9 +10,11 @@
 # rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
 # limit to protect (those limiters have their own tests in CatalogProxyTests).
 
+# Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
+# take ports: a PostgreSQL port there once failed to bind in CI right after the unit tests.
 E2E_GATEWAY_PORT=18080
 E2E_PEER_PORT=18070
-E2E_PG_PORT=56432
+E2E_PG_PORT=25432
 E2E_REPLAY_PORT=18090
 E2E_PORT_OFFSET=10000
 E2E_UPSTREAM_TIMEOUT_MS=1000
