@@ -131,6 +131,15 @@ public actor DatabasePool: Service {
         }
     }
 
+    /// Runs `body` on a leased session's own thread (see ``PostgresConnection/perform(_:)``): several statements for
+    /// the cost of reaching that thread once, without a transaction's two extra round trips.
+    public nonisolated func withSession<Value: Sendable>(
+        timeout: Duration? = nil,
+        _ body: @Sendable (isolated PostgresConnection) throws -> Value
+    ) async throws -> Value {
+        try await withConnection(timeout: timeout) { connection in try await connection.perform(body) }
+    }
+
     /// Runs one statement on a leased session.
     @discardableResult
     public nonisolated func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {

@@ -164,6 +164,12 @@ public actor PostgresConnection {
         }
     }
 
+    /// Runs `body` on this session's thread, its statements one after another with nothing interleaved and no hop
+    /// between them, each in its own implicit transaction (see ``withTransaction(isolation:_:)`` for one transaction).
+    public func perform<Value: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> Value) throws -> Value {
+        try body(self)
+    }
+
     /// Sends all statements before reading any result (libpq pipeline mode): one network round trip for the lot.
     /// Without an explicit `BEGIN` they run as one implicit transaction: if one fails, none is applied, and the first
     /// error is thrown.

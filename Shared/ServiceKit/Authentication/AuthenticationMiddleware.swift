@@ -37,11 +37,18 @@ public struct AuthenticationMiddleware: RouterMiddleware {
 
     /// The token of an `Authorization: Bearer …` header, if the request has one.
     public static func bearerToken(in request: Request) -> String? {
-        guard let value = request.headers[.authorization] else { return nil }
+        request.headers[.authorization].flatMap(bearerToken(fromHeader:))
+    }
+
+    /// The token of an `Authorization` header value `Bearer …` (scheme in any letter case), if it is one.
+    static func bearerToken(fromHeader value: String) -> String? {
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        // Swift's own trimming: Foundation's goes through NSString, a twentieth of a cheap request's CPU.
+        var token = parts[1]
+        while token.first?.isWhitespace == true { token.removeFirst() }
+        while token.last?.isWhitespace == true { token.removeLast() }
+        return token.isEmpty ? nil : String(token)
     }
 
     static let missingToken = ServiceProblem(

@@ -20,7 +20,7 @@ struct TokenIssuer: Sendable {
     func newSession(userID: UUID, client: Client, now: Date) -> (session: NewSession, refreshToken: String) {
         let absolute = now.addingTimeInterval(sessions.absoluteLifetime)
         let session = NewSession(
-            id: UUID(), userID: userID, deviceName: client.deviceName,
+            id: UUID.random(), userID: userID, deviceName: client.deviceName,
             userAgent: client.userAgent.map { String($0.prefix(256)) }, clientAddress: client.address,
             createdAt: now, idleExpiresAt: sessions.idleExpiry(after: now, absoluteExpiry: absolute),
             absoluteExpiresAt: absolute

@@ -37,7 +37,7 @@ struct AccountController: Sendable {
 
         let hash = try await core.hasher.hash(body.password)
         let now = Date()
-        let account = Account(id: UUID(), email: email.value, passwordHash: hash, experience: experience,
+        let account = Account(id: UUID.random(), email: email.value, passwordHash: hash, experience: experience,
                               preferences: [:], createdAt: now)
         let client = core.client(of: request, peer: context.peerAddress, deviceName: body.deviceName)
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)

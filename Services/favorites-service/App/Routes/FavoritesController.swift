@@ -58,7 +58,7 @@ struct FavoritesController: Sendable {
                                                      on: connection) {
                 return .existing(current)
             }
-            _ = try FavoritesStore.record(.added(snapshot), id: eventID ?? UUID(), user: user, in: stream,
+            _ = try FavoritesStore.record(.added(snapshot), id: eventID ?? UUID.random(), user: user, in: stream,
                                           metadata: metadata, at: now, on: connection)
             return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
@@ -89,7 +89,7 @@ struct FavoritesController: Sendable {
             guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
                                                            isFavorite: isFavorite)
             else { return false }
-            _ = try FavoritesStore.record(event, id: eventID ?? UUID(), user: user, in: stream, metadata: metadata,
+            _ = try FavoritesStore.record(event, id: eventID ?? UUID.random(), user: user, in: stream, metadata: metadata,
                                           at: now, on: connection)
             return true
         }
@@ -107,7 +107,7 @@ struct FavoritesController: Sendable {
             let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
             let count = try FavoritesStore.count(user: user, experience: experience, on: connection)
             guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
-            _ = try FavoritesStore.record(event, id: UUID(), user: user, in: stream, metadata: metadata, at: now,
+            _ = try FavoritesStore.record(event, id: UUID.random(), user: user, in: stream, metadata: metadata, at: now,
                                           on: connection)
             return true
         }
@@ -136,33 +136,39 @@ struct FavoritesController: Sendable {
         }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let user = context.user.userID
-        let version = try await store.version(user: user)
-        let etag = "\"v\(version)-\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")\""
-        if request.ifNoneMatch(etag) {
-            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+        let etag = { @Sendable (version: Int64) in
+            "\"v\(version)-\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")\""
         }
-        let rows = try await store.page(user: user, experience: experience, after: cursor, limit: limit + 1)
+        let (version, page) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
+            [cursor] connection in
+            try FavoritesStore.page(user: user, experience: experience, after: cursor, limit: limit + 1,
+                                    on: connection)
+        }
+        guard let rows = page else {
+            return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+        }
         let shown = rows.prefix(limit)
         let next = rows.count > limit ? shown.last.map {
             FavoritePageCursor(after: $0.favorite, version: $0.version, sort: sort).encoded
         } : nil
-        let page = FavoritePage(items: shown.map(\.favorite), nextCursor: next, version: version)
-        return try ServiceJSON.encoder.encode(page)
-            .jsonResponse(headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+        let body = FavoritePage(items: shown.map(\.favorite), nextCursor: next, version: version)
+        return try ServiceJSON.encoder.encode(body)
+            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
     }
 
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
     @Sendable func ids(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         let user = context.user.userID
-        let version = try await store.version(user: user)
-        let etag = "\"v\(version)-\(experience.rawValue)\""
-        if request.ifNoneMatch(etag) {
-            return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+        let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.rawValue)\"" }
+        let (version, ids) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
+            connection in try FavoritesStore.ids(user: user, experience: experience, on: connection)
         }
-        let ids = try await store.ids(user: user, experience: experience)
+        guard let ids else {
+            return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+        }
         return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience, itemIds: ids, version: version))
-            .jsonResponse(headers: [.eTag: etag, .cacheControl: "private, no-cache"])
+            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
     }
 
     /// `GET /v1/favorites/changes?since=N`: the user's own changes after version N, oldest first.

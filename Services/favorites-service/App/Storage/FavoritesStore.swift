@@ -100,25 +100,24 @@ struct FavoritesStore: Sendable {
     /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, each with the
     /// version of the event that added it (for the next cursor). Keyset pagination: each page starts where the last
     /// one ended, whatever was added or removed in between.
-    func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, limit: Int) async throws
-        -> [(favorite: Favorite, version: Int64)]
-    {
+    static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, limit: Int,
+                     on connection: isolated PostgresConnection) throws -> [(favorite: Favorite, version: Int64)] {
         let exp = experience.rawValue
         let result = switch cursor.sort {
         case .recent:
-            try await pool.query("""
+            try connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version < \(cursor.version)
                  ORDER BY version DESC LIMIT \(limit)
                 """, prepare: true)
         case .oldest:
-            try await pool.query("""
+            try connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version > \(cursor.version)
                  ORDER BY version LIMIT \(limit)
                 """, prepare: true)
         case .title:
-            try await pool.query("""
+            try connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND (lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))
@@ -126,7 +125,7 @@ struct FavoritesStore: Sendable {
                 """, prepare: true)
         case .price:
             // Priced items first (by price, then id), then the unpriced ones (by id).
-            try await pool.query("""
+            try connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND CASE WHEN \(cursor.price)::float8 IS NULL THEN price IS NULL AND item_id > \(cursor.itemId)
@@ -135,19 +134,30 @@ struct FavoritesStore: Sendable {
                  ORDER BY price NULLS LAST, item_id LIMIT \(limit)
                 """, prepare: true)
         }
-        return try result.rows.map { row in (try Self.favorite(row), try row.decode(Int64.self, at: 8)) }
+        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 8)) }
     }
 
-    func ids(user: UUID, experience: ExperienceID) async throws -> [String] {
-        try await pool.query("""
+    static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) throws
+        -> [String]
+    {
+        try connection.query("""
             SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
              ORDER BY item_id
             """, prepare: true).decode(as: String.self)
     }
 
-    func version(user: UUID) async throws -> Int64 {
-        try await pool.query("SELECT version FROM event_streams WHERE stream_id = \(Self.stream(of: user))",
-                             prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
+    /// The user's stream version (what `ETag`s follow) and, unless `isCurrent` says the client already holds that
+    /// version, what `read` returns: one lease, so one trip to the session's thread.
+    func versioned<Value: Sendable>(
+        user: UUID,
+        unless isCurrent: @escaping @Sendable (Int64) -> Bool,
+        read: @escaping @Sendable (isolated PostgresConnection) throws -> Value
+    ) async throws -> (version: Int64, value: Value?) {
+        let stream = Self.stream(of: user)
+        return try await pool.withSession { connection in
+            let version = try EventStore.version(of: stream, on: connection)
+            return (version, isCurrent(version) ? nil : try read(connection))
+        }
     }
 
     static func favorite(_ row: PostgresRow) throws -> Favorite {
