@@ -65,6 +65,20 @@ public struct RecordedEvent: Sendable, Equatable {
 public struct LockedStream: Sendable, Equatable {
     public let name: String
     public let version: Int64
+    /// Event ids looked up with the lock, and the version of each one already in the stream: what an append's
+    /// idempotency check would otherwise ask again.
+    let checkedEvents: [UUID: Int64?]
+
+    /// Whether event `id`, looked up with the lock, is in the stream; `nil` when it was not looked up.
+    public func contains(event id: UUID) -> Bool? {
+        checkedEvents[id].map { $0 != nil }
+    }
+
+    init(name: String, version: Int64, checkedEvents: [UUID: Int64?] = [:]) {
+        self.name = name
+        self.version = version
+        self.checkedEvents = checkedEvents
+    }
 }
 
 /// What the writer believes the stream's version is.
@@ -125,10 +139,16 @@ public enum EventStore {
         try append(events, to: lock(stream, on: connection), expected: expected, on: connection)
     }
 
-    /// Appends `events` to a stream this transaction has already locked (see ``lock(_:on:)``): for a command that
-    /// checked the stream's state first, without locking and reading its version a second time.
+    /// Appends `events` to a stream this transaction has already locked (see ``lock(_:checking:reading:on:)``): for a
+    /// command that checked the stream's state first, without locking and reading its version a second time.
+    ///
+    /// The inserts go to the server in one round trip, together with `writes` (the caller's own statements for the
+    /// same transaction, such as an inline view's change, given the append's result) and, with `committing`, the
+    /// transaction's `COMMIT` (see ``PostgresConnection/commit(with:prepare:)``: the caller's body then returns).
+    @discardableResult
     public static func append(
         _ events: [NewEvent], to locked: LockedStream, expected: ExpectedVersion,
+        with writes: (AppendResult) throws -> [SQL] = { _ in [] }, committing: Bool = false,
         on connection: isolated PostgresConnection
     ) throws -> AppendResult {
         guard !events.isEmpty else { throw EventStoreError.emptyAppend }
@@ -136,7 +156,8 @@ public enum EventStore {
         let current = locked.version
         var existing: [Int64] = []
         for event in events {
-            if let version = try version(of: event.id, in: stream, on: connection) { existing.append(version) }
+            let version = try locked.checkedEvents[event.id] ?? version(of: event.id, in: stream, on: connection)
+            if let version { existing.append(version) }
         }
         if existing.count == events.count, let low = existing.min(), let high = existing.max() {
             return AppendResult(firstVersion: low, lastVersion: high, alreadyApplied: true)
@@ -150,22 +171,30 @@ public enum EventStore {
         default: throw EventStoreError.wrongExpectedVersion(expected: expected, actual: current)
         }
 
-        var version = current
-        for event in events {
-            version += 1
+        let result = AppendResult(firstVersion: current + 1, lastVersion: current + Int64(events.count),
+                                  alreadyApplied: false)
+        var statements: [SQL] = []
+        for (offset, event) in events.enumerated() {
             let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
-            try connection.query("""
+            statements.append("""
                 INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                                     recorded_at)
-                VALUES (\(stream), \(version), \(event.id), \(event.type), \(event.schemaVersion), \(event.data)::jsonb,
-                        \(metadata)::jsonb, COALESCE(\(event.recordedAt)::timestamptz, now()))
-                """, prepare: true)
+                VALUES (\(stream), \(result.firstVersion + Int64(offset)), \(event.id), \(event.type),
+                        \(event.schemaVersion), \(event.data)::jsonb, \(metadata)::jsonb,
+                        COALESCE(\(event.recordedAt)::timestamptz, now()))
+                """)
         }
-        try connection.query("""
-            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(version))
+        statements.append("""
+            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(result.lastVersion))
             ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
-            """, prepare: true)
-        return AppendResult(firstVersion: current + 1, lastVersion: version, alreadyApplied: false)
+            """)
+        statements += try writes(result)
+        if committing {
+            try connection.commit(with: statements, prepare: true)
+        } else {
+            try connection.pipeline(statements, prepare: true)
+        }
+        return result
     }
 
     /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
@@ -177,8 +206,29 @@ public enum EventStore {
     /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.)
     @discardableResult
     public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> LockedStream {
-        try connection.query("SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))", prepare: true)
-        return LockedStream(name: stream, version: try version(of: stream, on: connection))
+        try lock(stream, checking: [], reading: [], on: connection).stream
+    }
+
+    /// ``lock(_:on:)``, and in the same round trip: whether the events `eventIDs` are in the stream already (kept in
+    /// the result for ``append(_:to:expected:with:committing:on:)``'s idempotency check) and the caller's `reads`,
+    /// whose results come back in order. The server runs each statement after the one before, so the reads see the
+    /// stream as the lock holder does.
+    public static func lock(
+        _ stream: String, checking eventIDs: [UUID], reading reads: [SQL], on connection: isolated PostgresConnection
+    ) throws -> (stream: LockedStream, reads: [QueryResult]) {
+        let statements: [SQL] = [
+            "SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))",
+            streamVersionQuery(stream),
+        ] + eventIDs.map(eventVersionQuery(stream: stream)) + reads
+        let results = try connection.pipeline(statements, prepare: true)
+        let version = try results[1].rows.first?.decode(Int64.self, at: 0) ?? 0
+        var checked: [UUID: Int64?] = [:]
+        for (id, result) in zip(eventIDs, results.dropFirst(2)) {
+            // updateValue, not a subscript assignment: storing "not there" (nil) must not remove the key.
+            checked.updateValue(try result.rows.first?.decode(Int64.self, at: 0), forKey: id)
+        }
+        return (LockedStream(name: stream, version: version, checkedEvents: checked),
+                Array(results.dropFirst(2 + eventIDs.count)))
     }
 
     /// The class (first key) of the streams' advisory locks, so they never meet another lock of the database.
@@ -188,15 +238,20 @@ public enum EventStore {
     public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
         -> Int64?
     {
-        try connection.query("""
-            SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)
-            """, prepare: true).rows.first?.decode(Int64.self, at: 0)
+        try connection.query(eventVersionQuery(stream: stream)(id), prepare: true).rows.first?.decode(Int64.self, at: 0)
+    }
+
+    static func eventVersionQuery(stream: String) -> (UUID) -> SQL {
+        { id in "SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)" }
     }
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
-        try connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)", prepare: true).rows.first?
-            .decode(Int64.self, at: 0) ?? 0
+        try connection.query(streamVersionQuery(stream), prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
+    }
+
+    static func streamVersionQuery(_ stream: String) -> SQL {
+        "SELECT version FROM event_streams WHERE stream_id = \(stream)"
     }
 
     /// The stream's events with a version above `version`, oldest first.

@@ -20,6 +20,10 @@ public actor PostgresConnection {
     private var preparedStatements: [String: String] = [:]
     /// Names are never reused: a statement dropped from the cache may still exist on the server.
     private var preparedCount = 0
+    /// The `BEGIN` of ``withTransaction(isolation:_:)``, not sent yet: it travels with the body's first statement.
+    private var pendingBegin: SQL?
+    /// ``commit(with:prepare:)`` ended the transaction of the running ``withTransaction(isolation:_:)`` body.
+    private var committedEarly = false
     /// The only state other threads read or write: cancellation and the reusability check happen from outside.
     private let shared = Mutex(SharedState())
 
@@ -112,6 +116,7 @@ public actor PostgresConnection {
     /// session and reused (for hot queries; the text must be a constant for this to pay off).
     @discardableResult
     public func query(_ sql: SQL, prepare: Bool = false) throws -> QueryResult {
+        if pendingBegin != nil { return try pipeline([sql], prepare: prepare)[0] }
         if prepare, let name = try preparedName(for: sql) {
             do {
                 return try run { connection in
@@ -119,7 +124,7 @@ public actor PostgresConnection {
                         PQexecPrepared(connection, name, Int32(sql.parameters.count), values, nil, nil, 0)
                     }
                 }
-            } catch let error as PostgresError where error.sqlState == "0A000" || error.sqlState == "26000" {
+            } catch let error as PostgresError where error.invalidatesPreparedStatement {
                 // "cached plan must not change result type" (a migration changed a table under a `SELECT *`), or a
                 // statement the server no longer knows: forget it, so the next call prepares afresh.
                 preparedStatements[sql.text] = nil
@@ -140,18 +145,27 @@ public actor PostgresConnection {
     /// Returns the last statement's result.
     @discardableResult
     public func execute(_ script: SQLScript) throws -> QueryResult {
-        try run { PQexec($0, script.text) }
+        if pendingBegin != nil { _ = try pipeline([]) }  // the simple protocol cannot join a pipeline: BEGIN first
+        return try run { PQexec($0, script.text) }
     }
 
     /// Runs `body` in a transaction on this session: committed when it returns, rolled back when it throws (also on
     /// cancellation and timeouts, which make the next statement throw). Nothing else runs on the session meanwhile.
+    /// `BEGIN` travels with the body's first statement, and the body may end with ``commit(with:prepare:)``, so a
+    /// read-then-write command costs two round trips.
     public func withTransaction<Value: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         _ body: @Sendable (isolated PostgresConnection) throws -> Value
     ) throws -> Value {
-        try query(isolation.beginStatement)
+        pendingBegin = isolation.beginStatement
+        committedEarly = false
+        defer {
+            pendingBegin = nil
+            committedEarly = false
+        }
         do {
             let value = try body(self)
+            if pendingBegin != nil || committedEarly { return value }  // nothing sent, or already committed
             // After an error inside the transaction (even one `body` caught), COMMIT "succeeds" with status ROLLBACK.
             guard let connection = handle, PQtransactionStatus(connection) == PQTRANS_INTRANS else {
                 throw PostgresError.client("the transaction failed earlier and was rolled back")
@@ -164,6 +178,18 @@ public actor PostgresConnection {
         }
     }
 
+    /// Sends `statements`, then `COMMIT`, in one round trip: the last step of a ``withTransaction(isolation:_:)``
+    /// body, which must return right after (any later statement throws). If one fails, the transaction applies
+    /// nothing and the error is thrown.
+    @discardableResult
+    public func commit(with statements: [SQL], prepare: Bool = false) throws -> [QueryResult] {
+        guard !committedEarly, pendingBegin != nil || handle.map({ PQtransactionStatus($0) == PQTRANS_INTRANS }) == true
+        else { throw PostgresError.client("commit(with:) needs an open transaction of withTransaction") }
+        let results = try pipelined(statements.map { ($0, prepare) } + [("COMMIT", false)])
+        committedEarly = true
+        return Array(results.dropLast())
+    }
+
     /// Runs `body` on this session's thread, its statements one after another with nothing interleaved and no hop
     /// between them, each in its own implicit transaction (see ``withTransaction(isolation:_:)`` for one transaction).
     public func perform<Value: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> Value) throws -> Value {
@@ -171,23 +197,42 @@ public actor PostgresConnection {
     }
 
     /// Sends all statements before reading any result (libpq pipeline mode): one network round trip for the lot.
-    /// Without an explicit `BEGIN` they run as one implicit transaction: if one fails, none is applied, and the first
-    /// error is thrown.
-    public func pipeline(_ statements: [SQL]) throws -> [QueryResult] {
-        guard !statements.isEmpty else { return [] }
+    /// The server still runs them one after another, each with its own snapshot (so a statement sees what an earlier
+    /// one waited for, such as a lock). Without an explicit `BEGIN` they run as one implicit transaction: if one
+    /// fails, none is applied, and the first error is thrown. Inside a transaction, a failure fails the transaction.
+    /// With `prepare: true` each statement is prepared once per session, as ``query(_:prepare:)`` does.
+    public func pipeline(_ statements: [SQL], prepare: Bool = false) throws -> [QueryResult] {
+        try pipelined(statements.map { ($0, prepare) })
+    }
+
+    /// ``pipeline(_:prepare:)`` with a choice per statement, and the pending `BEGIN` of a transaction in front.
+    private func pipelined(_ requested: [(sql: SQL, prepare: Bool)]) throws -> [QueryResult] {
+        var batch = requested
+        let beginning = pendingBegin != nil
+        if let begin = pendingBegin {
+            batch.insert((begin, false), at: 0)
+            pendingBegin = nil
+        }
+        guard !batch.isEmpty else { return [] }
+        // Preparing is a round trip of its own, done outside the pipeline on first use only.
+        let names = try batch.map { $0.prepare ? try preparedName(for: $0.sql) : nil }
         let connection = try begin()
         defer { settle(connection) }
         guard PQenterPipelineMode(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
         defer { PQexitPipelineMode(connection) }
-        for sql in statements {
+        for ((sql, _), name) in zip(batch, names) {
             let sent = try withCStrings(sql.parameters) { values in
-                PQsendQueryParams(connection, sql.text, Int32(sql.parameters.count), nil, values, nil, nil, 0)
+                if let name {
+                    PQsendQueryPrepared(connection, name, Int32(sql.parameters.count), values, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(connection, sql.text, Int32(sql.parameters.count), nil, values, nil, nil, 0)
+                }
             }
             guard sent == 1 else { throw PostgresError(result: nil, connection: connection) }
         }
         guard PQpipelineSync(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
         var results: [Result<QueryResult, any Error>] = []
-        for _ in statements {
+        for _ in batch {
             results.append(Result { try self.consume(PQgetResult(connection), connection) })
             while let extra = PQgetResult(connection) { PQclear(extra) }  // each statement's results end with NULL
         }
@@ -196,7 +241,13 @@ public actor PostgresConnection {
             PQclear(sync)
             if status == PGRES_PIPELINE_SYNC { break }
         }
-        return try results.map { try $0.get() }
+        for case .failure(let error as PostgresError) in results where error.invalidatesPreparedStatement {
+            // As in query(_:prepare:): forget them, so the next use prepares afresh (names are never reused).
+            for (sql, _) in batch { preparedStatements[sql.text] = nil }
+        }
+        // The first failure in order is the cause; the statements after it were skipped.
+        let values = try results.map { try $0.get() }
+        return Array(values.dropFirst(beginning ? 1 : 0))
     }
 
     // MARK: LISTEN
@@ -257,6 +308,9 @@ public actor PostgresConnection {
 
     private func begin() throws -> OpaquePointer {
         guard let connection = handle else { throw PostgresError(kind: .connectionLost, message: "connection closed") }
+        if committedEarly {
+            throw PostgresError.client("the transaction ended with commit(with:); a statement after it would run outside")
+        }
         if Task.isCancelled { throw CancellationError() }
         try shared.withLock { state in
             if state.timedOut { throw PostgresError(kind: .timeout, message: "the database lease ran out of time") }

@@ -54,6 +54,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isDeadlock: Bool { sqlState == "40P01" }
     /// 57014: cancelled by us, by `statement_timeout`, or by an operator.
     public var isQueryCancelled: Bool { sqlState == "57014" || kind == .timeout }
+    /// 0A000 "cached plan must not change result type" (a migration changed a table under a prepared `SELECT *`) or
+    /// 26000 (the server no longer knows the statement): the session's prepared statement must be made again.
+    var invalidatesPreparedStatement: Bool { sqlState == "0A000" || sqlState == "26000" }
     /// The session is gone; the statement may or may not have been applied.
     public var isConnectionLost: Bool { kind == .connectionLost }
     /// The database cannot serve right now (down, restarting, saturated, shutting down): a 503, not a bug.

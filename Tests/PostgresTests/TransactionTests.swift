@@ -88,6 +88,71 @@ import Testing
     }
 }
 
+extension TransactionTests {
+    @Test func beginTravelsWithTheFirstStatementAndKeepsItsIsolationLevel() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            let level = try await pool.withTransaction(isolation: .serializable) { connection in
+                try connection.query("SHOW transaction_isolation").single().decode(String.self, at: 0)
+            }
+            #expect(level == "serializable")
+            let prepared = try await pool.withTransaction(isolation: .repeatableRead) { connection in
+                try connection.pipeline(["SHOW transaction_isolation"], prepare: true)[0].single()
+                    .decode(String.self, at: 0)
+            }
+            #expect(prepared == "repeatable read")
+        }
+    }
+
+    @Test func pipelinesAndCommitWithMakeOneTransaction() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
+            let seen = try await pool.withTransaction { connection in
+                let results = try connection.pipeline(["INSERT INTO t VALUES (\(1))", "SELECT count(*) FROM t"],
+                                                      prepare: true)
+                try connection.commit(with: ["INSERT INTO t VALUES (\(2))"], prepare: true)
+                return try results[1].single().decode(Int.self, at: 0)
+            }
+            #expect(seen == 1)
+            // Both rows were written by one transaction: the same xmin.
+            let writers = try await pool.query("SELECT count(DISTINCT xmin::text) FROM t").single().decode(Int.self, at: 0)
+            #expect(writers == 1)
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 2)
+        }
+    }
+
+    @Test func aFailureInCommitWithAppliesNothingAndTheSessionStaysUsable() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction { connection in
+                    try connection.query("INSERT INTO t VALUES (1)")
+                    try connection.commit(with: ["INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(3))"])
+                }
+            }
+            #expect(error?.isUniqueViolation == true)
+            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    @Test func aStatementAfterCommitWithIsRefused() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            let error = await #expect(throws: PostgresError.self) {
+                try await pool.withTransaction { connection in
+                    try connection.commit(with: ["INSERT INTO t VALUES (\(1))"])
+                    try connection.query("INSERT INTO t VALUES (2)")  // would run outside the transaction
+                }
+            }
+            #expect(error?.kind == .client)
+            let values = try await pool.query("SELECT v FROM t").decode(column: 0, as: Int.self)
+            #expect(values == [1])  // the commit happened; the statement after it did not run
+            await #expect(throws: PostgresError.self) {
+                try await pool.withConnection { try await $0.commit(with: ["SELECT 1"]) }  // no transaction open
+            }
+        }
+    }
+}
+
 enum PostgresTestQueries {
     /// Statements running `pg_sleep` right now, other than the asking one.
     static func activeSleeps(in pool: DatabasePool) async throws -> Int {

@@ -9,7 +9,7 @@
 start_bench_postgres() {
     local bin=/usr/lib/postgresql/15/bin
     BENCH_WORK="$(mktemp -d /tmp/favoriteme-bench-XXXXXX)"
-    BENCH_PG_PORT=$((20000 + RANDOM % 20000))
+    BENCH_PG_PORT=$((20000 + RANDOM % 12000))  # below the ephemeral range (32768-60999), where outgoing connections take ports
     [[ $EUID -eq 0 ]] && chown postgres "$BENCH_WORK"
     _bench_as_owner "$bin/initdb" -D "$BENCH_WORK/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
     _bench_as_owner "$bin/pg_ctl" -D "$BENCH_WORK/data" -l "$BENCH_WORK/server.log" -w \

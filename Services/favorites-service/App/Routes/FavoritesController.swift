@@ -45,21 +45,23 @@ struct FavoritesController: Sendable {
         let snapshot = FavoriteSnapshot(item: item)
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
+        let id = eventID ?? UUID.random()
         let outcome = try await store.pool.withTransaction { connection -> Outcome in
-            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            let streamName = FavoritesStore.stream(of: user)
+            var reads = [FavoritesStore.findQuery(user: user, experience: experience, itemId: item.id)]
+            if let eventID { reads.append(FavoritesStore.eventQuery(eventID, in: streamName)) }
+            let (stream, results) = try EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
             // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
             // favorite its event added, even if it has been removed since.
-            if let eventID, let original = try FavoritesStore.favoriteAdded(by: eventID, in: stream.name,
-                                                                            on: connection) {
+            if eventID != nil, let original = try FavoritesStore.favoriteAdded(in: results[1]) {
                 return .created(original)
             }
             // Already a favorite: nothing to write.
-            if let current = try FavoritesStore.find(user: user, experience: experience, itemId: item.id,
-                                                     on: connection) {
+            if let current = try FavoritesStore.favorite(in: results[0]) {
                 return .existing(current)
             }
-            _ = try FavoritesStore.record(.added(snapshot), id: eventID ?? UUID.random(), user: user, in: stream,
-                                          metadata: metadata, at: now, on: connection)
+            try FavoritesStore.record(.added(snapshot), id: id, user: user, in: stream, metadata: metadata, at: now,
+                                      on: connection)
             return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
         switch outcome {
@@ -79,18 +81,19 @@ struct FavoritesController: Sendable {
         let eventID = try Self.eventID(user: user, request: request)
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
+        let id = eventID ?? UUID.random()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
-            if let eventID, try EventStore.version(of: eventID, in: stream.name, on: connection) != nil {
-                return false
-            }
-            let isFavorite = try FavoritesStore.find(user: user, experience: experience, itemId: itemId,
-                                                     on: connection) != nil
+            let (stream, results) = try EventStore.lock(
+                FavoritesStore.stream(of: user), checking: [id],
+                reading: [FavoritesStore.findQuery(user: user, experience: experience, itemId: itemId)], on: connection
+            )
+            if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
+            let isFavorite = try FavoritesStore.favorite(in: results[0]) != nil
             guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
                                                            isFavorite: isFavorite)
             else { return false }
-            _ = try FavoritesStore.record(event, id: eventID ?? UUID.random(), user: user, in: stream, metadata: metadata,
-                                          at: now, on: connection)
+            try FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
+                                      on: connection)
             return true
         }
         if appended { notifier.eventsAppended() }
@@ -103,12 +106,16 @@ struct FavoritesController: Sendable {
         let user = context.user.userID
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
+        let id = UUID.random()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
-            let count = try FavoritesStore.count(user: user, experience: experience, on: connection)
+            let (stream, results) = try EventStore.lock(
+                FavoritesStore.stream(of: user), checking: [id],
+                reading: [FavoritesStore.countQuery(user: user, experience: experience)], on: connection
+            )
+            let count = try results[0].single().decode(Int.self, at: 0)
             guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
-            _ = try FavoritesStore.record(event, id: UUID.random(), user: user, in: stream, metadata: metadata, at: now,
-                                          on: connection)
+            try FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
+                                      on: connection)
             return true
         }
         if appended { notifier.eventsAppended() }

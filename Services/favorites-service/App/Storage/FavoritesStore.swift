@@ -4,31 +4,39 @@ import Foundation
 import Postgres
 
 /// The favorites view and the user's event stream. Functions taking a connection run inside the caller's
-/// transaction, after ``EventStore/lock(_:on:)``: a command's check and its append see the same state.
+/// transaction, after ``EventStore/lock(_:checking:reading:on:)``: a command's check and its append see the same
+/// state. A command reads with the lock (one round trip) and writes with its commit (a second one), so its reads are
+/// given here as queries, and their results decoded separately.
 struct FavoritesStore: Sendable {
     let pool: DatabasePool
 
     /// One stream per user.
     static func stream(of user: UUID) -> String { "user-" + user.uuidString.lowercased() }
 
-    static func find(user: UUID, experience: ExperienceID, itemId: String,
-                     on connection: isolated PostgresConnection) throws -> Favorite? {
-        try connection.query("""
-            SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
-             WHERE user_id = \(user) AND experience = \(experience.rawValue) AND item_id = \(itemId)
-            """, prepare: true).rows.first.map(favorite)
+    /// The user's favorite `itemId`, if it is one (decode with ``favorite(in:)``).
+    static func findQuery(user: UUID, experience: ExperienceID, itemId: String) -> SQL {
+        """
+        SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+         WHERE user_id = \(user) AND experience = \(experience.rawValue) AND item_id = \(itemId)
+        """
     }
 
-    /// The favorite that event `id` added to `stream`, if that event is in the stream and added one: what a retried
-    /// request answers with.
-    static func favoriteAdded(by id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
-        -> Favorite?
-    {
-        guard let row = try connection.query("""
-            SELECT event_type, schema_version, data::text, recorded_at FROM events
-             WHERE event_id = \(id) AND stream_id = \(stream)
-            """, prepare: true).rows.first
-        else { return nil }
+    static func favorite(in result: QueryResult) throws -> Favorite? {
+        try result.rows.first.map(favorite)
+    }
+
+    /// Event `id` of `stream` (decode with ``favoriteAdded(in:)``).
+    static func eventQuery(_ id: UUID, in stream: String) -> SQL {
+        """
+        SELECT event_type, schema_version, data::text, recorded_at FROM events
+         WHERE event_id = \(id) AND stream_id = \(stream)
+        """
+    }
+
+    /// The favorite the event read by ``eventQuery(_:in:)`` added, if it is in the stream and added one: what a
+    /// retried request answers with.
+    static func favoriteAdded(in result: QueryResult) throws -> Favorite? {
+        guard let row = result.rows.first else { return nil }
         let (type, schemaVersion, data, recordedAt) = try row.decode((String, Int, String, Date).self)
         guard case .added(let snapshot) = FavoriteEvent.decode(type: type, schemaVersion: schemaVersion,
                                                                 data: Data(data.utf8))
@@ -36,10 +44,9 @@ struct FavoritesStore: Sendable {
         return Favorite(snapshot, favoritedAt: recordedAt)
     }
 
-    static func count(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) throws -> Int {
-        try connection.query("""
-            SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
-            """).single().decode(Int.self, at: 0)
+    /// How many favorites the user has in one experience (decode with `single().decode(Int.self, at: 0)`).
+    static func countQuery(user: UUID, experience: ExperienceID) -> SQL {
+        "SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)"
     }
 
     /// The user whose stream `stream` is.
@@ -47,8 +54,11 @@ struct FavoritesStore: Sendable {
         stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
     }
 
-    /// Appends `event` to the user's stream and applies it to the view, in the caller's transaction. The event and
-    /// the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly.
+    /// Appends `event` to the user's stream and applies it to the view, then commits: the last step of the caller's
+    /// transaction body, which returns right after (see ``PostgresConnection/commit(with:prepare:)``). The event and
+    /// the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly. When the event is
+    /// already in the stream (a retry) nothing is written, and the caller's transaction ends as usual.
+    @discardableResult
     static func record(_ event: FavoriteEvent, id: UUID, user: UUID, in stream: LockedStream, metadata: EventMetadata,
                        at date: Date, on connection: isolated PostgresConnection) throws -> AppendResult {
         let stored: NewEvent = switch event {
@@ -64,36 +74,38 @@ struct FavoritesStore: Sendable {
         case .erased:
             preconditionFailure("only EventStore.erase writes the tombstone")
         }
-        let result = try EventStore.append([stored], to: stream, expected: .any, on: connection)
-        if !result.alreadyApplied {
-            try apply(event, user: user, version: result.lastVersion, at: date, on: connection)
-        }
-        return result
+        return try EventStore.append([stored], to: stream, expected: .any, with: { result in
+            [viewChange(for: event, user: user, version: result.lastVersion, at: date)]
+        }, committing: true, on: connection)
     }
 
     /// The view's change for one event, in `table` (the live view, or a rebuild's copy).
     static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
                       table: String = FavoritesView.table, on connection: isolated PostgresConnection) throws {
+        try connection.query(viewChange(for: event, user: user, version: version, at: date, table: table),
+                             prepare: true)
+    }
+
+    static func viewChange(for event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
+                           table: String = FavoritesView.table) -> SQL {
         switch event {
         case .added(let item):
-            try connection.query("""
-                INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
-                                                  rating, favorited_at, version)
-                VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
-                        \(item.price), \(item.rating), \(date), \(version))
-                ON CONFLICT (user_id, experience, item_id) DO NOTHING
-                """, prepare: true)
+            """
+            INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
+                                              rating, favorited_at, version)
+            VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
+                    \(item.price), \(item.rating), \(date), \(version))
+            ON CONFLICT (user_id, experience, item_id) DO NOTHING
+            """
         case .removed(let experience, let itemId):
-            try connection.query("""
-                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
-                   AND item_id = \(itemId)
-                """, prepare: true)
+            """
+            DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
+               AND item_id = \(itemId)
+            """
         case .cleared(let experience):
-            try connection.query("""
-                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
-                """)
+            "DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)"
         case .erased:
-            try connection.query("DELETE FROM \(identifier: table) WHERE user_id = \(user)")
+            "DELETE FROM \(identifier: table) WHERE user_id = \(user)"
         }
     }
 
