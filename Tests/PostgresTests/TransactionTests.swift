@@ -13,7 +13,7 @@ import Testing
                 try connection.query("INSERT INTO t VALUES (1), (2)").affectedRows
             }
             #expect(inserted == 2)
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 2)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 2)
         }
     }
 
@@ -26,7 +26,7 @@ import Testing
                     throw Boom()
                 }
             }
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 0)
         }
     }
 
@@ -40,7 +40,7 @@ import Testing
                 }
             }
             #expect(error?.kind == .client)
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 0)
         }
     }
 
@@ -58,7 +58,7 @@ import Testing
             }
             task.cancel()
             await #expect(throws: (any Error).self) { try await task.value }
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 0)
         }
     }
 
@@ -116,7 +116,7 @@ extension TransactionTests {
             // Both rows were written by one transaction: the same xmin.
             let writers = try await pool.query("SELECT count(DISTINCT xmin::text) FROM t").single().decode(Int.self, at: 0)
             #expect(writers == 1)
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 2)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 2)
         }
     }
 
@@ -130,7 +130,7 @@ extension TransactionTests {
                 }
             }
             #expect(error?.isUniqueViolation == true)
-            #expect(try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0) == 0)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 0)
         }
     }
 
@@ -154,6 +154,11 @@ extension TransactionTests {
 }
 
 enum PostgresTestQueries {
+    /// How many rows the test table `t` holds.
+    static func rows(in pool: DatabasePool) async throws -> Int {
+        try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0)
+    }
+
     /// Statements running `pg_sleep` right now, other than the asking one.
     static func activeSleeps(in pool: DatabasePool) async throws -> Int {
         try await pool.query("""
