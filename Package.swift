@@ -83,8 +83,6 @@ let package = Package(
             name: "Postgres",
             dependencies: [
                 "CLibpq", logging, metrics, serviceLifecycle,
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Shared/Postgres",
             swiftSettings: strictSettings

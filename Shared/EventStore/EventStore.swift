@@ -135,8 +135,8 @@ public enum EventStore {
     /// any version check), then the expected version, then the insert.
     public static func append(
         _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
-    ) throws -> AppendResult {
-        try append(events, to: lock(stream, on: connection), expected: expected, on: connection)
+    ) async throws -> AppendResult {
+        try await append(events, to: lock(stream, on: connection), expected: expected, on: connection)
     }
 
     /// Appends `events` to a stream this transaction has already locked (see ``lock(_:checking:reading:on:)``): for a
@@ -150,13 +150,18 @@ public enum EventStore {
         _ events: [NewEvent], to locked: LockedStream, expected: ExpectedVersion,
         with writes: (AppendResult) throws -> [SQL] = { _ in [] }, committing: Bool = false,
         on connection: isolated PostgresConnection
-    ) throws -> AppendResult {
+    ) async throws -> AppendResult {
         guard !events.isEmpty else { throw EventStoreError.emptyAppend }
         let stream = locked.name
         let current = locked.version
         var existing: [Int64] = []
         for event in events {
-            let version = try locked.checkedEvents[event.id] ?? version(of: event.id, in: stream, on: connection)
+            let version: Int64?
+            if let checked = locked.checkedEvents[event.id] {
+                version = checked
+            } else {
+                version = try await self.version(of: event.id, in: stream, on: connection)
+            }
             if let version { existing.append(version) }
         }
         if existing.count == events.count, let low = existing.min(), let high = existing.max() {
@@ -190,9 +195,9 @@ public enum EventStore {
             """)
         statements += try writes(result)
         if committing {
-            try connection.commit(with: statements, prepare: true)
+            try await connection.commit(with: statements, prepare: true)
         } else {
-            try connection.pipeline(statements, prepare: true)
+            try await connection.pipeline(statements, prepare: true)
         }
         return result
     }
@@ -205,8 +210,8 @@ public enum EventStore {
     /// version order, and a projection reading in (transaction id, position) order sees each user's events in order.
     /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.)
     @discardableResult
-    public static func lock(_ stream: String, on connection: isolated PostgresConnection) throws -> LockedStream {
-        try lock(stream, checking: [], reading: [], on: connection).stream
+    public static func lock(_ stream: String, on connection: isolated PostgresConnection) async throws -> LockedStream {
+        try await lock(stream, checking: [], reading: [], on: connection).stream
     }
 
     /// ``lock(_:on:)``, and in the same round trip: whether the events `eventIDs` are in the stream already (kept in
@@ -215,12 +220,12 @@ public enum EventStore {
     /// stream as the lock holder does.
     public static func lock(
         _ stream: String, checking eventIDs: [UUID], reading reads: [SQL], on connection: isolated PostgresConnection
-    ) throws -> (stream: LockedStream, reads: [QueryResult]) {
+    ) async throws -> (stream: LockedStream, reads: [QueryResult]) {
         let statements: [SQL] = [
             "SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))",
             streamVersionQuery(stream),
         ] + eventIDs.map(eventVersionQuery(stream: stream)) + reads
-        let results = try connection.pipeline(statements, prepare: true)
+        let results = try await connection.pipeline(statements, prepare: true)
         let version = try results[1].rows.first?.decode(Int64.self, at: 0) ?? 0
         var checked: [UUID: Int64?] = [:]
         for (id, result) in zip(eventIDs, results.dropFirst(2)) {
@@ -235,10 +240,10 @@ public enum EventStore {
     static let streamLockClass: Int32 = 0x4556_5453  // "EVTS"
 
     /// The version at which event `id` was appended to `stream`, if it was.
-    public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) throws
+    public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) async throws
         -> Int64?
     {
-        try connection.query(eventVersionQuery(stream: stream)(id), prepare: true).rows.first?.decode(Int64.self, at: 0)
+        try await connection.query(eventVersionQuery(stream: stream)(id), prepare: true).rows.first?.decode(Int64.self, at: 0)
     }
 
     static func eventVersionQuery(stream: String) -> (UUID) -> SQL {
@@ -246,8 +251,8 @@ public enum EventStore {
     }
 
     /// The stream's current version (0 when it has no events).
-    public static func version(of stream: String, on connection: isolated PostgresConnection) throws -> Int64 {
-        try connection.query(streamVersionQuery(stream), prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
+    public static func version(of stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
+        try await connection.query(streamVersionQuery(stream), prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
     }
 
     static func streamVersionQuery(_ stream: String) -> SQL {
@@ -256,8 +261,8 @@ public enum EventStore {
 
     /// The stream's events with a version above `version`, oldest first.
     public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
-                            on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
-        try connection.query("""
+                            on connection: isolated PostgresConnection) async throws -> [RecordedEvent] {
+        try await connection.query("""
             SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
                    recorded_at, transaction_id::text AS transaction_text
               FROM events WHERE stream_id = \(stream) AND version > \(version)
@@ -294,22 +299,22 @@ public enum EventStore {
     /// projections, which may have counted the deleted events, learn to drop them. Erasing again deletes nothing and
     /// records nothing. Returns how many events went.
     @discardableResult
-    public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) throws
+    public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) async throws
         -> Int
     {
-        try lock(stream, on: connection)  // an append in flight finishes first
-        try connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
-        let removed = try connection.query("""
+        try await lock(stream, on: connection)  // an append in flight finishes first
+        try await connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
+        let removed = try await connection.query("""
             DELETE FROM events WHERE stream_id = \(stream) AND event_type <> \(streamErasedType)
             """).affectedRows
-        try connection.query("SELECT set_config('event_store.erasure', 'off', true)")
+        try await connection.query("SELECT set_config('event_store.erasure', 'off', true)")
         if removed > 0 {
-            try connection.query("""
+            try await connection.query("""
                 INSERT INTO event_erasures (stream_id, events_removed, reason) VALUES (\(stream), \(removed), \(reason))
                 """)
             let tombstone = try NewEvent(id: UUID(), type: streamErasedType, data: Erased(reason: reason),
                                          metadata: EventMetadata(actor: "system"))
-            _ = try append([tombstone], to: stream, expected: .any, on: connection)
+            _ = try await append([tombstone], to: stream, expected: .any, on: connection)
         }
         return removed
     }

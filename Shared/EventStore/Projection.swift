@@ -11,7 +11,7 @@ public protocol Projection: Sendable {
     var tables: [String] { get }
     /// Applies `events`, in log order, to `tables`, in the caller's transaction.
     func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        throws
+        async throws
 }
 
 /// The tables a projection writes this time: its live tables, or a rebuild's copies of them.
@@ -58,11 +58,11 @@ public enum ProjectionBatch {
     /// Applies the next batch of at most `limit` events, unless another instance holds the projection's lock.
     public static func run(_ projection: some Projection, limit: Int, pool: DatabasePool) async throws -> Outcome {
         try await pool.withTransaction { connection in
-            guard try connection.query("""
+            guard try await connection.query("""
                 SELECT pg_try_advisory_xact_lock(\(projectionLockClass), hashtext(\(projection.name)))
                 """, prepare: true).single().decode(Bool.self, at: 0)
             else { return .busy }
-            let applied = try apply(projection, checkpoint: projection.name, tables: ProjectionTables(), limit: limit,
+            let applied = try await apply(projection, checkpoint: projection.name, tables: ProjectionTables(), limit: limit,
                                     on: connection)
             return applied == 0 ? .upToDate : .applied(applied)
         }
@@ -77,14 +77,14 @@ public enum ProjectionBatch {
     static func apply(
         _ projection: some Projection, checkpoint name: String, tables: ProjectionTables, limit: Int,
         onlyFinishedTransactions: Bool = true, on connection: isolated PostgresConnection
-    ) throws -> Int {
+    ) async throws -> Int {
         // Reads first: the transaction must not hold an id of its own yet, or it would hold back its own reads.
-        let checkpoint = try Self.checkpoint(name, on: connection)
-        let events = try pending(after: checkpoint, limit: limit, onlyFinishedTransactions: onlyFinishedTransactions,
+        let checkpoint = try await Self.checkpoint(name, on: connection)
+        let events = try await pending(after: checkpoint, limit: limit, onlyFinishedTransactions: onlyFinishedTransactions,
                                  on: connection)
         guard let last = events.last else { return 0 }
-        try projection.apply(events, to: tables, on: connection)
-        try connection.query("""
+        try await projection.apply(events, to: tables, on: connection)
+        try await connection.query("""
             INSERT INTO projection_checkpoints (projection, transaction_id, position)
             VALUES (\(name), \(last.transactionID)::xid8, \(last.position))
             ON CONFLICT (projection) DO UPDATE
@@ -93,8 +93,8 @@ public enum ProjectionBatch {
         return events.count
     }
 
-    static func checkpoint(_ name: String, on connection: isolated PostgresConnection) throws -> ProjectionCheckpoint {
-        guard let row = try connection.query("""
+    static func checkpoint(_ name: String, on connection: isolated PostgresConnection) async throws -> ProjectionCheckpoint {
+        guard let row = try await connection.query("""
             SELECT transaction_id::text, position FROM projection_checkpoints WHERE projection = \(name)
             """, prepare: true).rows.first
         else { return .start }
@@ -105,9 +105,9 @@ public enum ProjectionBatch {
     /// The ids go out as text (they are 64-bit unsigned) under another name: `ORDER BY transaction_id` would
     /// otherwise sort by the text column of that name, and "1000" would come before "999".
     static func pending(after checkpoint: ProjectionCheckpoint, limit: Int, onlyFinishedTransactions: Bool,
-                        on connection: isolated PostgresConnection) throws -> [RecordedEvent] {
+                        on connection: isolated PostgresConnection) async throws -> [RecordedEvent] {
         let result = if onlyFinishedTransactions {
-            try connection.query("""
+            try await connection.query("""
                 SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
                        recorded_at, transaction_id::text AS transaction_text
                   FROM events
@@ -116,7 +116,7 @@ public enum ProjectionBatch {
                  ORDER BY transaction_id, position LIMIT \(limit)
                 """, prepare: true)
         } else {
-            try connection.query("""
+            try await connection.query("""
                 SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
                        recorded_at, transaction_id::text AS transaction_text
                   FROM events
@@ -139,9 +139,9 @@ public enum ProjectionBatch {
 }
 
 extension PostgresConnection {
-    fileprivate func lag(of projection: String, countLimit: Int) throws -> (events: Int, oldest: Date?) {
-        let checkpoint = try ProjectionBatch.checkpoint(projection, on: self)
-        return try query("""
+    fileprivate func lag(of projection: String, countLimit: Int) async throws -> (events: Int, oldest: Date?) {
+        let checkpoint = try await ProjectionBatch.checkpoint(projection, on: self)
+        return try await query("""
             SELECT count(*), min(recorded_at) FROM (
                 SELECT recorded_at FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))

@@ -27,18 +27,18 @@ public enum ProjectionRebuild {
         let checkpoint = projection.name + "#rebuild"
         try await pool.withTransaction { connection in
             for table in projection.tables {
-                try connection.query("DROP TABLE IF EXISTS \(identifier: copies[table])")
-                try connection.query("""
+                try await connection.query("DROP TABLE IF EXISTS \(identifier: copies[table])")
+                try await connection.query("""
                     CREATE TABLE \(identifier: copies[table]) (LIKE \(identifier: table) INCLUDING ALL)
                     """)
             }
-            try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
+            try await connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
         }
 
         var replayed = 0
         while true {
             let applied = try await pool.withTransaction { connection in
-                try ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies, limit: batchSize,
+                try await ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies, limit: batchSize,
                                           on: connection)
             }
             replayed += applied
@@ -52,35 +52,35 @@ public enum ProjectionRebuild {
                 // ones wait before their first read) means no writer can hold the view while waiting for the log
                 // below. Reads of the view wait too, until the switch commits.
                 for table in projection.tables {
-                    try connection.query("LOCK TABLE \(identifier: table) IN ACCESS EXCLUSIVE MODE")
+                    try await connection.query("LOCK TABLE \(identifier: table) IN ACCESS EXCLUSIVE MODE")
                 }
             }
             // EXCLUSIVE lets reads through but waits for every transaction that inserted an event to end and holds
             // back new ones: from here on the log cannot change, and no event can be left in flight.
-            try connection.query("LOCK TABLE events IN EXCLUSIVE MODE")
+            try await connection.query("LOCK TABLE events IN EXCLUSIVE MODE")
             if case .async = mode {
-                try connection.query("""
+                try await connection.query("""
                     SELECT pg_advisory_xact_lock(\(ProjectionBatch.projectionLockClass), hashtext(\(projection.name)))
                     """)
             }
             var applied = 0
             while true {
-                let batch = try ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies,
+                let batch = try await ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies,
                                                       limit: batchSize, onlyFinishedTransactions: false, on: connection)
                 applied += batch
                 if batch < batchSize { break }
             }
             for table in projection.tables {
-                try swap(table, for: copies[table], on: connection)
+                try await swap(table, for: copies[table], on: connection)
             }
             if case .async = mode {
-                try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(projection.name)")
-                try connection.query("""
+                try await connection.query("DELETE FROM projection_checkpoints WHERE projection = \(projection.name)")
+                try await connection.query("""
                     UPDATE projection_checkpoints SET projection = \(projection.name), updated_at = now()
                      WHERE projection = \(checkpoint)
                     """)
             } else {
-                try connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
+                try await connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
             }
             return applied
         }
@@ -90,9 +90,9 @@ public enum ProjectionRebuild {
 
     /// Puts `copy` in the place of `table`, under its name and with its indexes' names (and so its constraints'),
     /// so that later migrations find what they expect.
-    static func swap(_ table: String, for copy: String, on connection: isolated PostgresConnection) throws {
+    static func swap(_ table: String, for copy: String, on connection: isolated PostgresConnection) async throws {
         // Each index of the copy, paired with the index of the live table that has the same definition.
-        let names = try connection.query("""
+        let names = try await connection.query("""
             WITH indexes AS (
                 SELECT i.indrelid, c.relname AS name, i.indisunique AS is_unique,
                        substring(pg_get_indexdef(i.indexrelid) FROM ' USING .*') AS definition
@@ -103,10 +103,10 @@ public enum ProjectionRebuild {
                 ON live.indrelid = to_regclass(\(table)) AND copied.indrelid = to_regclass(\(copy))
                AND live.definition = copied.definition AND live.is_unique = copied.is_unique
             """).decode((String, String).self)
-        try connection.query("DROP TABLE \(identifier: table)")
-        try connection.query("ALTER TABLE \(identifier: copy) RENAME TO \(identifier: table)")
+        try await connection.query("DROP TABLE \(identifier: table)")
+        try await connection.query("ALTER TABLE \(identifier: copy) RENAME TO \(identifier: table)")
         for (copied, live) in names {
-            try connection.query("ALTER INDEX \(identifier: copied) RENAME TO \(identifier: live)")
+            try await connection.query("ALTER INDEX \(identifier: copied) RENAME TO \(identifier: live)")
         }
     }
 }

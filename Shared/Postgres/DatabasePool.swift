@@ -1,13 +1,11 @@
 import CoreMetrics
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import ServiceLifecycle
 
 /// Sizing and patience of a ``DatabasePool``.
 public struct PoolConfiguration: Sendable {
-    /// Sessions (and threads) at most.
+    /// Sessions at most.
     public var size: Int
     /// How long a caller waits for a free session before getting the "database busy" error.
     public var leaseTimeout: Duration
@@ -34,7 +32,7 @@ public struct PoolConfiguration: Sendable {
     }
 }
 
-/// A bounded pool of ``PostgresConnection``s, each on a thread of its own.
+/// A bounded pool of ``PostgresConnection``s.
 ///
 /// Sessions open lazily, are leased exclusively, and are checked when they come back: one left inside a
 /// transaction, broken, or with unread data on its socket (the server ended it) is closed and replaced on the next
@@ -46,14 +44,13 @@ public struct PoolConfiguration: Sendable {
 public actor DatabasePool: Service {
     public nonisolated let configuration: PoolConfiguration
     public nonisolated let connectionConfiguration: ConnectionConfiguration
-    private let group: MultiThreadedEventLoopGroup
     private let logger: Logger
     private let metrics: PoolMetrics
 
-    /// Free capacity: a ready session, or a thread without one yet.
+    /// Free capacity: a ready session, or room for one.
     fileprivate enum Slot: Sendable {
         case ready(PostgresConnection)
-        case empty(any EventLoop)
+        case empty
     }
 
     private var freeSlots: [Slot]
@@ -85,10 +82,9 @@ public actor DatabasePool: Service {
     ) {
         self.connectionConfiguration = connection
         self.configuration = pool
-        self.group = MultiThreadedEventLoopGroup(numberOfThreads: pool.size)
         self.logger = logger
         self.metrics = PoolMetrics(factory: metricsFactory, size: pool.size)
-        self.freeSlots = group.makeIterator().map { Slot.empty($0) }
+        self.freeSlots = Array(repeating: .empty, count: pool.size)
         self.backoff = pool.initialBackoff
     }
 
@@ -124,18 +120,18 @@ public actor DatabasePool: Service {
     public nonisolated func withTransaction<Value: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         timeout: Duration? = nil,
-        _ body: @Sendable (isolated PostgresConnection) throws -> Value
+        _ body: @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> Value {
         try await withConnection(timeout: timeout) { connection in
             try await connection.withTransaction(isolation: isolation, body)
         }
     }
 
-    /// Runs `body` on a leased session's own thread (see ``PostgresConnection/perform(_:)``): several statements for
-    /// the cost of reaching that thread once, without a transaction's two extra round trips.
+    /// Runs `body` on a leased session (see ``PostgresConnection/perform(_:)``): several statements on one lease,
+    /// without a transaction's extra round trips.
     public nonisolated func withSession<Value: Sendable>(
         timeout: Duration? = nil,
-        _ body: @Sendable (isolated PostgresConnection) throws -> Value
+        _ body: @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> Value {
         try await withConnection(timeout: timeout) { connection in try await connection.perform(body) }
     }
@@ -174,12 +170,12 @@ public actor DatabasePool: Service {
         do {
             connection = try await connect(slot)
         } catch {
-            hand(.empty(slot.loop))
+            hand(.empty)
             throw error
         }
         guard !closed else {
             await connection.close()
-            hand(.empty(connection.loop))
+            hand(.empty)
             throw PostgresError(kind: .poolClosed, message: "the database pool is closed")
         }
         connection.beginLease()
@@ -189,7 +185,7 @@ public actor DatabasePool: Service {
         return connection
     }
 
-    /// A ready, reusable session from `slot`, or a new one on its thread.
+    /// A ready, reusable session from `slot`, or a new one.
     private func connect(_ slot: Slot) async throws -> PostgresConnection {
         if case .ready(let connection) = slot {
             if connection.isReusable { return connection }
@@ -199,7 +195,7 @@ public actor DatabasePool: Service {
             throw PostgresError(kind: .connectFailed, message: "PostgreSQL is unreachable; retrying shortly")
         }
         do {
-            let connection = try await PostgresConnection(configuration: connectionConfiguration, loop: slot.loop)
+            let connection = try await PostgresConnection(configuration: connectionConfiguration)
             if self.retryAfter != nil { logger.info("database reachable again") }
             retryAfter = nil
             backoff = configuration.initialBackoff
@@ -249,7 +245,7 @@ public actor DatabasePool: Service {
             hand(.ready(connection))
         } else {
             await connection.close()
-            hand(.empty(connection.loop))
+            hand(.empty)
         }
         publishGauges()
         if closed, leased.isEmpty {
@@ -330,16 +326,6 @@ public actor DatabasePool: Service {
         for case .ready(let connection) in freeSlots { await connection.close() }
         freeSlots = []
         publishGauges()
-        try? await group.shutdownGracefully()
-    }
-}
-
-extension DatabasePool.Slot {
-    fileprivate var loop: any EventLoop {
-        switch self {
-        case .ready(let connection): connection.loop
-        case .empty(let loop): loop
-        }
     }
 }
 

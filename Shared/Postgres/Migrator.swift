@@ -75,15 +75,15 @@ public struct Migrator: Sendable {
         let migrations = self.migrations
         return try await pool.withTransaction(timeout: .seconds(300)) { connection in
             // First, so concurrent migrators queue here; released at COMMIT or ROLLBACK.
-            try connection.query("SELECT pg_advisory_xact_lock(hashtext(\("migrations:" + schema)))")
-            let exists = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = \(schema))")
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("migrations:" + schema)))")
+            let exists = try await connection.query("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = \(schema))")
                 .single().decode(Bool.self, at: 0)
             if !exists {
                 // Checked first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database.
-                try connection.query("CREATE SCHEMA \(identifier: schema)")
+                try await connection.query("CREATE SCHEMA \(identifier: schema)")
             }
-            try connection.query("SELECT set_config('search_path', \(SQL.quoteIdentifier(schema)), true)")
-            try connection.query("""
+            try await connection.query("SELECT set_config('search_path', \(SQL.quoteIdentifier(schema)), true)")
+            try await connection.query("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (
                     version integer PRIMARY KEY,
                     name text NOT NULL,
@@ -91,7 +91,7 @@ public struct Migrator: Sendable {
                     applied_at timestamptz NOT NULL DEFAULT now()
                 )
                 """)
-            let applied = try connection.query("SELECT name, checksum FROM schema_migrations ORDER BY version")
+            let applied = try await connection.query("SELECT name, checksum FROM schema_migrations ORDER BY version")
                 .decode((String, String).self)
             let declared = migrations.map(\.name)
             guard declared.starts(with: applied.map(\.0)) else {
@@ -103,8 +103,8 @@ public struct Migrator: Sendable {
             let pending = Array(migrations.dropFirst(applied.count))
             if dryRun, !pending.isEmpty { throw MigrationError.pending(pending.map(\.name)) }
             for migration in pending {
-                try connection.execute(SQLScript(migration.sql))  // a literal, checked at compile time
-                try connection.query("""
+                try await connection.execute(SQLScript(migration.sql))  // a literal, checked at compile time
+                try await connection.query("""
                     INSERT INTO schema_migrations (version, name, checksum)
                     VALUES (\(migration.version), \(migration.name), \(migration.checksum))
                     """)

@@ -1,21 +1,24 @@
 import CLibpq
 import Foundation
-import NIOCore
 import Synchronization
 
-/// One PostgreSQL session, confined to its own thread.
+/// One PostgreSQL session.
 ///
-/// libpq blocks the calling thread while it waits for the server, and a `PGconn` must never be used by two threads
-/// at once. So each connection is an actor whose executor is an event loop reserved for it: statements run there,
-/// never on Swift's cooperative pool (two threads on this machine, which two slow queries would stall).
+/// libpq runs in non-blocking mode: sending a statement and reading its answer never block the calling thread, and
+/// waiting for the server is an `await` on the process's ``SocketReactor``. So sessions live on Swift's cooperative
+/// pool without ever stalling it, need no thread of their own, and a statement costs no hand-off between threads
+/// beyond the reactor's wake-up when the answer arrives. Only connecting blocks (DNS, TCP, TLS, authentication):
+/// it runs on a thread started for it.
 ///
-/// Statement methods are synchronous inside the actor, so a transaction body (`isolated PostgresConnection`) runs
-/// start to finish with nothing interleaved, and awaiting from outside is one hop per call.
+/// The actor serialises the session: a `PGconn` must never be used by two threads at once, and a transaction body
+/// (`isolated PostgresConnection`) awaits its statements without anything else running on the session meanwhile
+/// (the pool leases a session to one caller at a time).
 public actor PostgresConnection {
     /// The `PGconn *`; `nil` once closed. Never leaves the actor.
     private var handle: OpaquePointer?
-    /// The thread this session runs on.
-    public nonisolated let loop: any EventLoop
+    /// The session's socket, watched by ``reactor``.
+    private let socket: Int32
+    private let reactor: SocketReactor
     /// Statement text → server-side prepared statement name, for this session.
     private var preparedStatements: [String: String] = [:]
     /// Names are never reused: a statement dropped from the cache may still exist on the server.
@@ -30,33 +33,57 @@ public actor PostgresConnection {
     /// Prepared statements kept per session; past this, statements run unprepared rather than growing without bound.
     static let maxPreparedStatements = 256
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
-
-    /// Opens a session on `loop`. The connect (DNS, TCP, TLS, authentication) blocks that thread, not the caller's.
-    public init(configuration: ConnectionConfiguration, loop: any EventLoop) async throws {
-        self.loop = loop
-        self.handle = nil
-        // Every stored property is set: from here on an async actor initializer runs on the actor's executor.
+    /// Opens a session. The connect blocks a thread started for it, never the caller's.
+    public init(configuration: ConnectionConfiguration) async throws {
         let keywords = try configuration.keywords()
-        // Both arrays end with a NULL entry, as libpq requires.
-        let connection = try withCStrings(keywords.map(\.0) + [nil]) { names in
-            try withCStrings(keywords.map(\.1) + [nil]) { values in PQconnectdbParams(names, values, 0) }
-        }
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let error = PostgresError(
-                kind: .connectFailed,
-                message: connection.flatMap { PQerrorMessage($0).map { String(cString: $0) } }?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "out of memory"
-            )
+        let connection = try await Self.connect(keywords).get()
+        // From here on libpq never blocks: sends go to its buffer, reads take what has arrived.
+        guard PQsetnonblocking(connection, 1) == 0 else {
+            let error = PostgresError(result: nil, connection: connection)
             PQfinish(connection)
             throw error
         }
         // Notices and warnings would otherwise go to stderr, outside our structured logs.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        handle = connection
-        let cancel = UInt(bitPattern: PQgetCancel(connection))
         let socket = PQsocket(connection)
+        do {
+            try SocketReactor.shared.register(socket)
+        } catch {
+            PQfinish(connection)
+            throw error
+        }
+        handle = connection
+        self.socket = socket
+        reactor = .shared
+        let cancel = UInt(bitPattern: PQgetCancel(connection))
         shared.withLock { $0 = SharedState(cancel: cancel, socket: socket, idle: true) }
+    }
+
+    /// `PQconnectdbParams` on a thread of its own; the `PGconn *` crosses back as an address.
+    private static func connect(_ keywords: [(String, String)]) async -> Result<OpaquePointer, PostgresError> {
+        let address = await withCheckedContinuation { (continuation: CheckedContinuation<Result<UInt, PostgresError>, Never>) in
+            let thread = Thread {
+                continuation.resume(returning: Result {
+                    // Both arrays end with a NULL entry, as libpq requires.
+                    let connection = try withCStrings(keywords.map(\.0) + [nil]) { names in
+                        try withCStrings(keywords.map(\.1) + [nil]) { values in PQconnectdbParams(names, values, 0) }
+                    }
+                    guard let connection, PQstatus(connection) == CONNECTION_OK else {
+                        let error = PostgresError(
+                            kind: .connectFailed,
+                            message: connection.flatMap { PQerrorMessage($0).map { String(cString: $0) } }?
+                                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "out of memory"
+                        )
+                        PQfinish(connection)
+                        throw error
+                    }
+                    return UInt(bitPattern: connection)
+                }.mapError { $0 as? PostgresError ?? .client("\($0)") })
+            }
+            thread.name = "postgres-connect"
+            thread.start()
+        }
+        return address.map { OpaquePointer(bitPattern: $0)! }
     }
 
     /// Whether the pool may hand this session out again: open, not inside a transaction, not running a statement, and
@@ -106,6 +133,7 @@ public actor PostgresConnection {
             defer { state = SharedState(closed: true) }
             return state.cancel
         }
+        reactor.deregister(socket)  // before PQfinish closes the descriptor, whose number may then be reused
         PQfreeCancel(OpaquePointer(bitPattern: cancel))
         PQfinish(connection)
     }
@@ -115,13 +143,13 @@ public actor PostgresConnection {
     /// Runs one statement with bound parameters. With `prepare: true` the statement is parsed and planned once per
     /// session and reused (for hot queries; the text must be a constant for this to pay off).
     @discardableResult
-    public func query(_ sql: SQL, prepare: Bool = false) throws -> QueryResult {
-        if pendingBegin != nil { return try pipeline([sql], prepare: prepare)[0] }
-        if prepare, let name = try preparedName(for: sql) {
+    public func query(_ sql: SQL, prepare: Bool = false) async throws -> QueryResult {
+        if pendingBegin != nil { return try await pipeline([sql], prepare: prepare)[0] }
+        if prepare, let name = try await preparedName(for: sql) {
             do {
-                return try run { connection in
+                return try await exchange { connection in
                     try withCStrings(sql.parameters) { values in
-                        PQexecPrepared(connection, name, Int32(sql.parameters.count), values, nil, nil, 0)
+                        PQsendQueryPrepared(connection, name, Int32(sql.parameters.count), values, nil, nil, 0)
                     }
                 }
             } catch let error as PostgresError where error.invalidatesPreparedStatement {
@@ -129,14 +157,14 @@ public actor PostgresConnection {
                 // statement the server no longer knows: forget it, so the next call prepares afresh.
                 preparedStatements[sql.text] = nil
                 if let connection = handle, PQtransactionStatus(connection) == PQTRANS_IDLE {
-                    PQclear(PQexec(connection, "DEALLOCATE " + SQL.quoteIdentifier(name)))
+                    _ = try? await exchange { PQsendQuery($0, "DEALLOCATE " + SQL.quoteIdentifier(name)) }
                 }
                 throw error
             }
         }
-        return try run { connection in
+        return try await exchange { connection in
             try withCStrings(sql.parameters) { values in
-                PQexecParams(connection, sql.text, Int32(sql.parameters.count), nil, values, nil, nil, 0)
+                PQsendQueryParams(connection, sql.text, Int32(sql.parameters.count), nil, values, nil, nil, 0)
             }
         }
     }
@@ -144,9 +172,9 @@ public actor PostgresConnection {
     /// Runs several statements without parameters in one round trip (simple query protocol): migrations, set-up.
     /// Returns the last statement's result.
     @discardableResult
-    public func execute(_ script: SQLScript) throws -> QueryResult {
-        if pendingBegin != nil { _ = try pipeline([]) }  // the simple protocol cannot join a pipeline: BEGIN first
-        return try run { PQexec($0, script.text) }
+    public func execute(_ script: SQLScript) async throws -> QueryResult {
+        if pendingBegin != nil { _ = try await pipeline([]) }  // the simple protocol cannot join a pipeline: BEGIN first
+        return try await exchange { PQsendQuery($0, script.text) }
     }
 
     /// Runs `body` in a transaction on this session: committed when it returns, rolled back when it throws (also on
@@ -155,8 +183,8 @@ public actor PostgresConnection {
     /// read-then-write command costs two round trips.
     public func withTransaction<Value: Sendable>(
         isolation: IsolationLevel = .readCommitted,
-        _ body: @Sendable (isolated PostgresConnection) throws -> Value
-    ) throws -> Value {
+        _ body: @Sendable (isolated PostgresConnection) async throws -> Value
+    ) async throws -> Value {
         pendingBegin = isolation.beginStatement
         committedEarly = false
         defer {
@@ -164,16 +192,16 @@ public actor PostgresConnection {
             committedEarly = false
         }
         do {
-            let value = try body(self)
+            let value = try await body(self)
             if pendingBegin != nil || committedEarly { return value }  // nothing sent, or already committed
             // After an error inside the transaction (even one `body` caught), COMMIT "succeeds" with status ROLLBACK.
             guard let connection = handle, PQtransactionStatus(connection) == PQTRANS_INTRANS else {
                 throw PostgresError.client("the transaction failed earlier and was rolled back")
             }
-            try query("COMMIT")
+            try await query("COMMIT")
             return value
         } catch {
-            rollbackQuietly()
+            await rollbackQuietly()
             throw error
         }
     }
@@ -182,18 +210,20 @@ public actor PostgresConnection {
     /// body, which must return right after (any later statement throws). If one fails, the transaction applies
     /// nothing and the error is thrown.
     @discardableResult
-    public func commit(with statements: [SQL], prepare: Bool = false) throws -> [QueryResult] {
+    public func commit(with statements: [SQL], prepare: Bool = false) async throws -> [QueryResult] {
         guard !committedEarly, pendingBegin != nil || handle.map({ PQtransactionStatus($0) == PQTRANS_INTRANS }) == true
         else { throw PostgresError.client("commit(with:) needs an open transaction of withTransaction") }
-        let results = try pipelined(statements.map { ($0, prepare) } + [("COMMIT", false)])
+        let results = try await pipelined(statements.map { ($0, prepare) } + [("COMMIT", false)])
         committedEarly = true
         return Array(results.dropLast())
     }
 
-    /// Runs `body` on this session's thread, its statements one after another with nothing interleaved and no hop
-    /// between them, each in its own implicit transaction (see ``withTransaction(isolation:_:)`` for one transaction).
-    public func perform<Value: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> Value) throws -> Value {
-        try body(self)
+    /// Runs `body` with this session, its statements one after another with nothing interleaved, each in its own
+    /// implicit transaction (see ``withTransaction(isolation:_:)`` for one transaction).
+    public func perform<Value: Sendable>(
+        _ body: @Sendable (isolated PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await body(self)
     }
 
     /// Sends all statements before reading any result (libpq pipeline mode): one network round trip for the lot.
@@ -201,12 +231,12 @@ public actor PostgresConnection {
     /// one waited for, such as a lock). Without an explicit `BEGIN` they run as one implicit transaction: if one
     /// fails, none is applied, and the first error is thrown. Inside a transaction, a failure fails the transaction.
     /// With `prepare: true` each statement is prepared once per session, as ``query(_:prepare:)`` does.
-    public func pipeline(_ statements: [SQL], prepare: Bool = false) throws -> [QueryResult] {
-        try pipelined(statements.map { ($0, prepare) })
+    public func pipeline(_ statements: [SQL], prepare: Bool = false) async throws -> [QueryResult] {
+        try await pipelined(statements.map { ($0, prepare) })
     }
 
     /// ``pipeline(_:prepare:)`` with a choice per statement, and the pending `BEGIN` of a transaction in front.
-    private func pipelined(_ requested: [(sql: SQL, prepare: Bool)]) throws -> [QueryResult] {
+    private func pipelined(_ requested: [(sql: SQL, prepare: Bool)]) async throws -> [QueryResult] {
         var batch = requested
         let beginning = pendingBegin != nil
         if let begin = pendingBegin {
@@ -215,7 +245,8 @@ public actor PostgresConnection {
         }
         guard !batch.isEmpty else { return [] }
         // Preparing is a round trip of its own, done outside the pipeline on first use only.
-        let names = try batch.map { $0.prepare ? try preparedName(for: $0.sql) : nil }
+        var names: [String?] = []
+        for (sql, prepare) in batch { names.append(prepare ? try await preparedName(for: sql) : nil) }
         let connection = try begin()
         defer { settle(connection) }
         guard PQenterPipelineMode(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
@@ -231,12 +262,14 @@ public actor PostgresConnection {
             guard sent == 1 else { throw PostgresError(result: nil, connection: connection) }
         }
         guard PQpipelineSync(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+        try await flush(connection)
         var results: [Result<QueryResult, any Error>] = []
         for _ in batch {
-            results.append(Result { try self.consume(PQgetResult(connection), connection) })
-            while let extra = PQgetResult(connection) { PQclear(extra) }  // each statement's results end with NULL
+            let first = try await nextResult(connection)
+            results.append(Result { try self.consume(first, connection) })
+            while let extra = try await nextResult(connection) { PQclear(extra) }  // each statement's results end with NULL
         }
-        while let sync = PQgetResult(connection) {  // PGRES_PIPELINE_SYNC (and NULL after it)
+        while let sync = try await nextResult(connection) {  // PGRES_PIPELINE_SYNC
             let status = PQresultStatus(sync)
             PQclear(sync)
             if status == PGRES_PIPELINE_SYNC { break }
@@ -253,23 +286,19 @@ public actor PostgresConnection {
     // MARK: LISTEN
 
     /// Listens on `channels` until the task is cancelled or the session breaks (then it throws), calling `deliver`
-    /// for each notification. Blocks this session's thread, which is why listeners get a connection of their own.
+    /// for each notification. The session does nothing else meanwhile, which is why listeners get one of their own.
     func listen(
         to channels: [String],
         onListening: () -> Void,
         deliver: (PostgresNotification) -> Void
-    ) throws {
+    ) async throws {
         for channel in channels {
-            try query("LISTEN \(identifier: channel)")
+            try await query("LISTEN \(identifier: channel)")
         }
         onListening()
         let connection = try begin()
         defer { settle(connection) }
-        var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
         while !Task.isCancelled {
-            // Wake at least every 250 ms to notice cancellation.
-            let ready = poll(&descriptor, 1, 250)
-            guard ready >= 0 || errno == EINTR else { throw PostgresError(result: nil, connection: connection) }
             guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else {
                 throw PostgresError(kind: .connectionLost, message: "the listening session was lost")
             }
@@ -282,28 +311,71 @@ public actor PostgresConnection {
                 ))
                 PQfreemem(notify)
             }
+            await reactor.waitCancellably(for: .readable, on: socket)
         }
     }
 
     // MARK: Internals
 
     /// The prepared statement name for `sql`, preparing it on first use; `nil` when the cache is full.
-    private func preparedName(for sql: SQL) throws -> String? {
+    private func preparedName(for sql: SQL) async throws -> String? {
         if let name = preparedStatements[sql.text] { return name }
         guard preparedStatements.count < Self.maxPreparedStatements else { return nil }
         preparedCount += 1
         let name = "fm_\(preparedCount)"
-        _ = try run { PQprepare($0, name, sql.text, Int32(sql.parameters.count), nil) }
+        _ = try await exchange { PQsendPrepare($0, name, sql.text, Int32(sql.parameters.count), nil) }
         preparedStatements[sql.text] = name
         return name
     }
 
     /// Every statement goes through here: the session must be open, the lease still in time, the task not cancelled;
     /// the running flag lets another thread cancel the statement meanwhile.
-    private func run(_ send: (OpaquePointer) throws -> OpaquePointer?) throws -> QueryResult {
+    private func exchange(_ send: (OpaquePointer) throws -> Int32) async throws -> QueryResult {
         let connection = try begin()
         defer { settle(connection) }
-        return try consume(send(connection), connection)
+        return try await roundTrip(connection, send)
+    }
+
+    /// Sends one statement (or simple-protocol script) and reads all of its results: the first failure is thrown,
+    /// otherwise the last result is returned.
+    private func roundTrip(_ connection: OpaquePointer, _ send: (OpaquePointer) throws -> Int32) async throws
+        -> QueryResult
+    {
+        guard try send(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+        try await flush(connection)
+        var outcome: Result<QueryResult, any Error>?
+        while let result = try await nextResult(connection) {
+            let current = Result { try consume(result, connection) }
+            if case .failure = outcome { continue }
+            outcome = current
+        }
+        guard let outcome else { throw PostgresError(result: nil, connection: connection) }
+        return try outcome.get()
+    }
+
+    /// Hands libpq's outgoing buffer to the socket, waiting for room when the socket's own buffer is full.
+    private func flush(_ connection: OpaquePointer) async throws {
+        while true {
+            switch PQflush(connection) {
+            case 0:
+                return
+            case 1:
+                await reactor.wait(for: .readableOrWritable, on: socket)
+                // libpq asks callers to read meanwhile: a server blocked on sending to us would not read from us.
+                guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+            default:
+                throw PostgresError(result: nil, connection: connection)
+            }
+        }
+    }
+
+    /// The next result, reading from the server until one is complete; `nil` after a statement's last result.
+    private func nextResult(_ connection: OpaquePointer) async throws -> OpaquePointer? {
+        while PQisBusy(connection) == 1 {
+            await reactor.wait(for: .readable, on: socket)
+            guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+        }
+        return PQgetResult(connection)
     }
 
     private func begin() throws -> OpaquePointer {
@@ -359,12 +431,13 @@ public actor PostgresConnection {
         return QueryResult(columns: columns, values: rows, affectedRows: affected)
     }
 
-    private func rollbackQuietly() {
+    /// Ends an open transaction, whatever the lease's state (a timed-out or cancelled lease still rolls back).
+    private func rollbackQuietly() async {
         guard let connection = handle, PQstatus(connection) == CONNECTION_OK,
               PQtransactionStatus(connection) != PQTRANS_IDLE
         else { return }
-        PQclear(PQexec(connection, "ROLLBACK"))
-        settle(connection)
+        defer { settle(connection) }
+        _ = try? await roundTrip(connection) { PQsendQuery($0, "ROLLBACK") }
     }
 }
 

@@ -1,7 +1,5 @@
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 
 /// LISTEN on a dedicated session, as an `AsyncSequence` that survives connection loss.
 ///
@@ -35,11 +33,10 @@ public struct PostgresListener: Sendable {
     public func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(1024))
         let task = Task { [self] in
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             while !Task.isCancelled {
                 var connection: PostgresConnection?
                 do {
-                    let session = try await PostgresConnection(configuration: configuration, loop: group.next())
+                    let session = try await PostgresConnection(configuration: configuration)
                     connection = session
                     try await session.listenAnnounced(to: channels) { event in continuation.yield(event) }
                 } catch {
@@ -51,7 +48,6 @@ public struct PostgresListener: Sendable {
                 try? await Task.sleep(for: retryDelay)
             }
             continuation.finish()
-            try? await group.shutdownGracefully()
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
@@ -63,7 +59,7 @@ extension PostgresConnection {
     func listenAnnounced(
         to channels: [String],
         deliver: @escaping @Sendable (PostgresListener.Event) -> Void
-    ) throws {
-        try listen(to: channels, onListening: { deliver(.listening) }, deliver: { deliver(.notification($0)) })
+    ) async throws {
+        try await listen(to: channels, onListening: { deliver(.listening) }, deliver: { deliver(.notification($0)) })
     }
 }

@@ -26,7 +26,7 @@ import Testing
     static func append(_ events: [NewEvent], to stream: String, expected: ExpectedVersion = .any,
                        pool: DatabasePool) async throws -> AppendResult {
         try await pool.withTransaction { connection in
-            try EventStore.append(events, to: stream, expected: expected, on: connection)
+            try await EventStore.append(events, to: stream, expected: expected, on: connection)
         }
     }
 
@@ -93,11 +93,11 @@ import Testing
             try await pool.query("CREATE TABLE side (version bigint PRIMARY KEY, seen bigint NOT NULL)")
             @Sendable func command(_ event: NewEvent) async throws -> (AppendResult, Bool?) {
                 try await pool.withTransaction { connection in
-                    let (stream, reads) = try EventStore.lock(
+                    let (stream, reads) = try await EventStore.lock(
                         "busy", checking: [event.id], reading: ["SELECT count(*) FROM side"], on: connection
                     )
                     let count = try reads[0].single().decode(Int64.self, at: 0)
-                    let result = try EventStore.append([event], to: stream, expected: .exact(stream.version), with: {
+                    let result = try await EventStore.append([event], to: stream, expected: .exact(stream.version), with: {
                         ["INSERT INTO side VALUES (\($0.lastVersion), \(count))"]
                     }, committing: true, on: connection)
                     return (result, stream.contains(event: event.id))
@@ -147,14 +147,14 @@ import Testing
                 try await holder.query("BEGIN")
                 try await EventStore.lock("user-a", on: holder)
                 let other = try await pool.withTransaction { connection in
-                    try connection.query("SET LOCAL lock_timeout = '2s'")
-                    return try EventStore.append([Self.event("b")], to: "user-b", expected: .any, on: connection)
+                    try await connection.query("SET LOCAL lock_timeout = '2s'")
+                    return try await EventStore.append([Self.event("b")], to: "user-b", expected: .any, on: connection)
                 }
                 #expect(other.firstVersion == 1)
                 await #expect(throws: PostgresError.self) {
                     try await pool.withTransaction { connection in
-                        try connection.query("SET LOCAL lock_timeout = '200ms'")
-                        return try EventStore.append([Self.event("c")], to: "user-a", expected: .any, on: connection)
+                        try await connection.query("SET LOCAL lock_timeout = '200ms'")
+                        return try await EventStore.append([Self.event("c")], to: "user-a", expected: .any, on: connection)
                     }
                 }
                 try await holder.query("ROLLBACK")
@@ -178,7 +178,7 @@ import Testing
             _ = try await Self.append([Self.event("a"), Self.event("b")], to: "user-1", pool: pool)
             _ = try await Self.append([Self.event("c")], to: "user-2", pool: pool)
             let removed = try await pool.withTransaction { connection in
-                try EventStore.erase("user-1", reason: "account deleted", on: connection)
+                try await EventStore.erase("user-1", reason: "account deleted", on: connection)
             }
             #expect(removed == 2)
             // Only the tombstone is left, after the erased versions; it names no data, just the reason.
@@ -192,7 +192,7 @@ import Testing
             #expect(audit == ("user-1", 2, "account deleted"))
             // Erasing again changes nothing and is not audited twice; erasing a stream that never existed neither.
             for stream in ["user-1", "never-existed"] {
-                #expect(try await pool.withTransaction { try EventStore.erase(stream, reason: "again", on: $0) } == 0)
+                #expect(try await pool.withTransaction { try await EventStore.erase(stream, reason: "again", on: $0) } == 0)
             }
             #expect(try await pool.query("SELECT count(*) FROM event_erasures").single().decode(Int.self, at: 0) == 1)
             // The switch was for that transaction only.

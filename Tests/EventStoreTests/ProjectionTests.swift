@@ -23,14 +23,14 @@ import Testing
         var stallMidBatch = false
 
         func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-            throws
+            async throws
         {
             for (index, event) in events.enumerated() {
-                try connection.query("""
+                try await connection.query("""
                     INSERT INTO \(identifier: tables["ledger"]) (position, stream_id, version)
                     VALUES (\(event.position), \(event.streamID), \(event.version))
                     """)
-                if stallMidBatch, index == 0 { try connection.query("SELECT pg_sleep(60) /* ledger-stall */") }
+                if stallMidBatch, index == 0 { try await connection.query("SELECT pg_sleep(60) /* ledger-stall */") }
             }
         }
     }
@@ -44,7 +44,7 @@ import Testing
     @discardableResult
     static func append(_ item: String, to stream: String, pool: DatabasePool) async throws -> AppendResult {
         try await pool.withTransaction { connection in
-            try EventStore.append([EventStoreTests.event(item)], to: stream, expected: .any, on: connection)
+            try await EventStore.append([EventStoreTests.event(item)], to: stream, expected: .any, on: connection)
         }
     }
 

@@ -10,7 +10,7 @@ import Testing
         try await withTestPool { pool, _ in
             try await pool.query("CREATE TABLE t (v int)")
             let inserted = try await pool.withTransaction { connection in
-                try connection.query("INSERT INTO t VALUES (1), (2)").affectedRows
+                try await connection.query("INSERT INTO t VALUES (1), (2)").affectedRows
             }
             #expect(inserted == 2)
             #expect(try await PostgresTestQueries.rows(in: pool) == 2)
@@ -22,7 +22,7 @@ import Testing
             try await pool.query("CREATE TABLE t (v int)")
             await #expect(throws: Boom.self) {
                 try await pool.withTransaction { connection in
-                    try connection.query("INSERT INTO t VALUES (1)")
+                    try await connection.query("INSERT INTO t VALUES (1)")
                     throw Boom()
                 }
             }
@@ -35,8 +35,8 @@ import Testing
             try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withTransaction { connection in
-                    try connection.query("INSERT INTO t VALUES (1)")
-                    _ = try? connection.query("INSERT INTO t VALUES (1)")  // fails; the body ignores it
+                    try await connection.query("INSERT INTO t VALUES (1)")
+                    _ = try? await connection.query("INSERT INTO t VALUES (1)")  // fails; the body ignores it
                 }
             }
             #expect(error?.kind == .client)
@@ -49,8 +49,8 @@ import Testing
             try await pool.query("CREATE TABLE t (v int)")
             let task = Task {
                 try await pool.withTransaction(timeout: .seconds(30)) { connection in
-                    try connection.query("INSERT INTO t VALUES (1)")
-                    try connection.query("SELECT pg_sleep(10)")
+                    try await connection.query("INSERT INTO t VALUES (1)")
+                    try await connection.query("SELECT pg_sleep(10)")
                 }
             }
             try await waitUntil {
@@ -92,11 +92,11 @@ extension TransactionTests {
     @Test func beginTravelsWithTheFirstStatementAndKeepsItsIsolationLevel() async throws {
         try await withTestPool(size: 1) { pool, _ in
             let level = try await pool.withTransaction(isolation: .serializable) { connection in
-                try connection.query("SHOW transaction_isolation").single().decode(String.self, at: 0)
+                try await connection.query("SHOW transaction_isolation").single().decode(String.self, at: 0)
             }
             #expect(level == "serializable")
             let prepared = try await pool.withTransaction(isolation: .repeatableRead) { connection in
-                try connection.pipeline(["SHOW transaction_isolation"], prepare: true)[0].single()
+                try await connection.pipeline(["SHOW transaction_isolation"], prepare: true)[0].single()
                     .decode(String.self, at: 0)
             }
             #expect(prepared == "repeatable read")
@@ -107,9 +107,9 @@ extension TransactionTests {
         try await withTestPool(size: 1) { pool, _ in
             try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
             let seen = try await pool.withTransaction { connection in
-                let results = try connection.pipeline(["INSERT INTO t VALUES (\(1))", "SELECT count(*) FROM t"],
+                let results = try await connection.pipeline(["INSERT INTO t VALUES (\(1))", "SELECT count(*) FROM t"],
                                                       prepare: true)
-                try connection.commit(with: ["INSERT INTO t VALUES (\(2))"], prepare: true)
+                try await connection.commit(with: ["INSERT INTO t VALUES (\(2))"], prepare: true)
                 return try results[1].single().decode(Int.self, at: 0)
             }
             #expect(seen == 1)
@@ -125,8 +125,8 @@ extension TransactionTests {
             try await pool.query("CREATE TABLE t (v int PRIMARY KEY)")
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withTransaction { connection in
-                    try connection.query("INSERT INTO t VALUES (1)")
-                    try connection.commit(with: ["INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(3))"])
+                    try await connection.query("INSERT INTO t VALUES (1)")
+                    try await connection.commit(with: ["INSERT INTO t VALUES (\(1))", "INSERT INTO t VALUES (\(3))"])
                 }
             }
             #expect(error?.isUniqueViolation == true)
@@ -139,8 +139,8 @@ extension TransactionTests {
             try await pool.query("CREATE TABLE t (v int)")
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withTransaction { connection in
-                    try connection.commit(with: ["INSERT INTO t VALUES (\(1))"])
-                    try connection.query("INSERT INTO t VALUES (2)")  // would run outside the transaction
+                    try await connection.commit(with: ["INSERT INTO t VALUES (\(1))"])
+                    try await connection.query("INSERT INTO t VALUES (2)")  // would run outside the transaction
                 }
             }
             #expect(error?.kind == .client)

@@ -35,17 +35,17 @@ actor SigningKeys: VerificationKeys {
         let schedule = schedule
         let created = try await pool.withTransaction { connection -> String? in
             // Transaction-scoped: released at commit, also if this replica dies mid-way.
-            try connection.query("SELECT pg_advisory_xact_lock(hashtext('auth.signing_keys'))")
-            let keys = try connection.query("SELECT kid, created_at, signs_from FROM signing_keys")
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('auth.signing_keys'))")
+            let keys = try await connection.query("SELECT kid, created_at, signs_from FROM signing_keys")
                 .decode((String, Date, Date).self)
                 .map { KeySchedule.Key(kid: $0.0, createdAt: $0.1, signsFrom: $0.2) }
             for retired in schedule.retiredKeys(in: keys, now: now) {
-                try connection.query("DELETE FROM signing_keys WHERE kid = \(retired.kid)")
+                try await connection.query("DELETE FROM signing_keys WHERE kid = \(retired.kid)")
             }
             guard let signsFrom = schedule.nextKeySigningTime(in: keys, now: now) else { return nil }
             let key = Curve25519.Signing.PrivateKey()
             let kid = Self.makeKID(now: now)
-            try connection.query("""
+            try await connection.query("""
                 INSERT INTO signing_keys (kid, private_key, public_key, created_at, signs_from)
                 VALUES (\(kid), \(key.rawRepresentation), \(key.publicKey.rawRepresentation), \(now), \(signsFrom))
                 """)

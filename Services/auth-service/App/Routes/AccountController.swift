@@ -43,8 +43,8 @@ struct AccountController: Sendable {
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
         do {
             try await core.pool.withTransaction { connection in
-                try AccountStore.insert(account, on: connection)
-                try SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+                try await AccountStore.insert(account, on: connection)
+                try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
             }
         } catch AccountError.emailTaken {
             throw ServiceProblem(.conflict, .emailTaken, "An account with this email already exists; sign in instead.")
@@ -81,7 +81,7 @@ struct AccountController: Sendable {
         core.count(.signIn, "success")
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
         try await core.pool.withTransaction { connection in
-            try SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+            try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
         }
         let pair = try await core.issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken,
                                               issuedAt: now)
@@ -108,7 +108,7 @@ struct AccountController: Sendable {
         let userID = context.user.userID
         let patch = update.preferences
         let updated = try await core.pool.withTransaction { connection -> Account? in
-            guard let current = try AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
+            guard let current = try await AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
             var preferences: [String: String]?
             if let patch {
                 switch Preferences.merge(patch, into: current.preferences) {
@@ -116,7 +116,7 @@ struct AccountController: Sendable {
                 case .failure(let problems): throw ServiceProblem.validation(problems.errors)
                 }
             }
-            return try AccountStore.update(id: userID, experience: experience, preferences: preferences, now: Date(),
+            return try await AccountStore.update(id: userID, experience: experience, preferences: preferences, now: Date(),
                                            on: connection)
         }
         guard let updated else { throw Self.accountGone }
@@ -132,9 +132,9 @@ struct AccountController: Sendable {
                                        client: core.client(of: request, peer: context.peerAddress, deviceName: nil))
         let now = Date()
         try await core.pool.withTransaction { connection in
-            try SessionStore.end(userID: account.id, scope: .global, current: nil, reason: .accountDeleted, now: now,
+            try await SessionStore.end(userID: account.id, scope: .global, current: nil, reason: .accountDeleted, now: now,
                                  on: connection)
-            _ = try AccountStore.delete(id: account.id, now: now, on: connection)
+            _ = try await AccountStore.delete(id: account.id, now: now, on: connection)
         }
         context.logger.notice("account deleted", metadata: ["user_id": "\(account.id)"])
         return Response(status: .noContent)
@@ -154,8 +154,8 @@ struct AccountController: Sendable {
         let now = Date()
         let current = context.user.sessionID
         try await core.pool.withTransaction { connection in
-            try AccountStore.updatePassword(id: account.id, hash: hash, now: now, on: connection)
-            try SessionStore.end(userID: account.id, scope: .others, current: current, reason: .passwordChanged,
+            try await AccountStore.updatePassword(id: account.id, hash: hash, now: now, on: connection)
+            try await SessionStore.end(userID: account.id, scope: .others, current: current, reason: .passwordChanged,
                                  now: now, on: connection)
         }
         return Response(status: .noContent)

@@ -31,32 +31,32 @@ struct SessionController: Sendable {
         let policy = core.configuration.sessions
         let now = Date()
         let outcome = try await core.pool.withTransaction { connection -> RefreshOutcome in
-            guard let (session, presented) = try SessionStore.lockSession(
+            guard let (session, presented) = try await SessionStore.lockSession(
                 forTokenDigest: RefreshTokens.digest(token), on: connection
             ) else { return .invalid }
             switch policy.decide(presentedGeneration: presented, state: session.state, now: now) {
             case .expired:
                 if !session.state.ended {
-                    _ = try SessionStore.end(sessionID: session.id, userID: session.userID, reason: .expired,
+                    _ = try await SessionStore.end(sessionID: session.id, userID: session.userID, reason: .expired,
                                              now: now, on: connection)
                 }
                 return .invalid
             case .reuse:
-                _ = try SessionStore.end(sessionID: session.id, userID: session.userID, reason: .refreshTokenReused,
+                _ = try await SessionStore.end(sessionID: session.id, userID: session.userID, reason: .refreshTokenReused,
                                          now: now, on: connection)
                 return .reused(AuthenticatedUser(userID: session.userID, sessionID: session.id))
             case .replay:
                 guard let nonce = session.rotationNonce, let rotatedAt = session.state.rotatedAt,
-                      let account = try AccountStore.find(id: session.userID, forUpdate: false, on: connection)
+                      let account = try await AccountStore.find(id: session.userID, forUpdate: false, on: connection)
                 else { return .invalid }
                 return .issued(account, sessionID: session.id,
                                refreshToken: RefreshTokens.successor(of: token, nonce: nonce), issuedAt: rotatedAt)
             case .rotate:
-                guard let account = try AccountStore.find(id: session.userID, forUpdate: false, on: connection)
+                guard let account = try await AccountStore.find(id: session.userID, forUpdate: false, on: connection)
                 else { return .invalid }
                 let nonce = RandomBytes.data(count: 32)
                 let next = RefreshTokens.successor(of: token, nonce: nonce)
-                try SessionStore.rotate(
+                try await SessionStore.rotate(
                     session, nextDigest: RefreshTokens.digest(next), nonce: nonce, now: now,
                     idleExpiresAt: policy.idleExpiry(after: now, absoluteExpiry: session.absoluteExpiresAt),
                     on: connection
@@ -115,7 +115,7 @@ struct SessionController: Sendable {
         }
         let now = Date()
         _ = try await core.pool.withTransaction { connection in
-            try SessionStore.end(userID: caller.userID, scope: scope, current: caller.sessionID,
+            try await SessionStore.end(userID: caller.userID, scope: scope, current: caller.sessionID,
                                  reason: scope == .current ? .logout : .loggedOutElsewhere, now: now, on: connection)
         }
         return Response(status: .noContent)
@@ -135,7 +135,7 @@ struct SessionController: Sendable {
         }
         let user = context.user.userID
         let ended = try await core.pool.withTransaction { connection in
-            try SessionStore.end(sessionID: id, userID: user, reason: .endedFromSessionList, now: Date(),
+            try await SessionStore.end(sessionID: id, userID: user, reason: .endedFromSessionList, now: Date(),
                                  on: connection)
         }
         guard ended else { throw ServiceProblem(.notFound, .notFound, "You have no live session with this id.") }

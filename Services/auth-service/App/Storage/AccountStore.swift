@@ -21,9 +21,9 @@ struct AccountStore: Sendable {
     let pool: DatabasePool
 
     /// Inserts `account`; throws ``AccountError/emailTaken`` when the email has an account.
-    static func insert(_ account: Account, on connection: isolated PostgresConnection) throws {
+    static func insert(_ account: Account, on connection: isolated PostgresConnection) async throws {
         do {
-            try connection.query("""
+            try await connection.query("""
                 INSERT INTO users (id, email, password_hash, experience, preferences, created_at, updated_at,
                                    password_changed_at)
                 VALUES (\(account.id), \(account.email), \(account.passwordHash), \(account.experience.rawValue),
@@ -48,13 +48,13 @@ struct AccountStore: Sendable {
     }
 
     /// The account, its row locked until the transaction ends when `forUpdate` (read-modify-write of preferences).
-    static func find(id: UUID, forUpdate: Bool, on connection: isolated PostgresConnection) throws -> Account? {
+    static func find(id: UUID, forUpdate: Bool, on connection: isolated PostgresConnection) async throws -> Account? {
         let result = forUpdate
-            ? try connection.query("""
+            ? try await connection.query("""
                 SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
                    FOR UPDATE
                 """)
-            : try connection.query("""
+            : try await connection.query("""
                 SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
                 """)
         return try result.rows.first.map(account)
@@ -62,8 +62,8 @@ struct AccountStore: Sendable {
 
     /// Stores a new experience and/or preferences; nil leaves a field as it is. Returns the updated account.
     static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, now: Date,
-                       on connection: isolated PostgresConnection) throws -> Account? {
-        try connection.query("""
+                       on connection: isolated PostgresConnection) async throws -> Account? {
+        try await connection.query("""
             UPDATE users
                SET experience = coalesce(\(experience?.rawValue), experience),
                    preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
@@ -73,8 +73,8 @@ struct AccountStore: Sendable {
             """).rows.first.map(account)
     }
 
-    static func updatePassword(id: UUID, hash: String, now: Date, on connection: isolated PostgresConnection) throws {
-        try connection.query("""
+    static func updatePassword(id: UUID, hash: String, now: Date, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
             UPDATE users SET password_hash = \(hash), password_changed_at = \(now), updated_at = \(now)
              WHERE id = \(id)
             """)
@@ -82,11 +82,11 @@ struct AccountStore: Sendable {
 
     /// Deletes the account; its sessions and refresh tokens go with it (foreign keys cascade), and the deletion is
     /// recorded for the services that hold data of the user.
-    static func delete(id: UUID, now: Date, on connection: isolated PostgresConnection) throws -> Bool {
-        try connection.query("""
+    static func delete(id: UUID, now: Date, on connection: isolated PostgresConnection) async throws -> Bool {
+        try await connection.query("""
             INSERT INTO account_deletions (user_id, deleted_at) VALUES (\(id), \(now)) ON CONFLICT DO NOTHING
             """)
-        return try connection.query("DELETE FROM users WHERE id = \(id)").affectedRows == 1
+        return try await connection.query("DELETE FROM users WHERE id = \(id)").affectedRows == 1
     }
 
     func pruneDeletions(before date: Date) async throws {

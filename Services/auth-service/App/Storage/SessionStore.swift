@@ -36,25 +36,25 @@ enum SessionEndReason: String, Sendable {
 struct SessionStore: Sendable {
     let pool: DatabasePool
 
-    static func create(_ session: NewSession, firstTokenDigest: Data, on connection: isolated PostgresConnection) throws {
-        try connection.query("""
+    static func create(_ session: NewSession, firstTokenDigest: Data, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
             INSERT INTO sessions (id, user_id, generation, device_name, user_agent, client_address, created_at,
                                   last_used_at, idle_expires_at, absolute_expires_at)
             VALUES (\(session.id), \(session.userID), 0, \(session.deviceName), \(session.userAgent),
                     \(session.clientAddress), \(session.createdAt), \(session.createdAt), \(session.idleExpiresAt),
                     \(session.absoluteExpiresAt))
             """)
-        try connection.query("""
+        try await connection.query("""
             INSERT INTO refresh_tokens (digest, session_id, generation, issued_at)
             VALUES (\(firstTokenDigest), \(session.id), 0, \(session.createdAt))
             """)
     }
 
     /// The session and generation a refresh token was issued for, its row locked until the transaction ends.
-    static func lockSession(forTokenDigest digest: Data, on connection: isolated PostgresConnection) throws
+    static func lockSession(forTokenDigest digest: Data, on connection: isolated PostgresConnection) async throws
         -> (session: LockedSession, presentedGeneration: Int)?
     {
-        guard let row = try connection.query("""
+        guard let row = try await connection.query("""
             SELECT s.id, s.user_id, s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at,
                    s.ended_at IS NOT NULL, s.rotation_nonce, t.generation
               FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
@@ -70,13 +70,13 @@ struct SessionStore: Sendable {
 
     /// Moves the session to its next generation, whose token's digest is `nextDigest`.
     static func rotate(_ session: LockedSession, nextDigest: Data, nonce: Data, now: Date, idleExpiresAt: Date,
-                       on connection: isolated PostgresConnection) throws {
+                       on connection: isolated PostgresConnection) async throws {
         let next = session.state.generation + 1
-        try connection.query("""
+        try await connection.query("""
             INSERT INTO refresh_tokens (digest, session_id, generation, issued_at)
             VALUES (\(nextDigest), \(session.id), \(next), \(now))
             """)
-        try connection.query("""
+        try await connection.query("""
             UPDATE sessions SET generation = \(next), rotation_nonce = \(nonce), rotated_at = \(now),
                    last_used_at = \(now), idle_expires_at = \(idleExpiresAt)
              WHERE id = \(session.id)
@@ -87,10 +87,10 @@ struct SessionStore: Sendable {
     /// service refuses their access tokens. Returns how many ended.
     @discardableResult
     static func end(userID: UUID, scope: LogoutScope, current: UUID?, reason: SessionEndReason, now: Date,
-                    on connection: isolated PostgresConnection) throws -> Int {
+                    on connection: isolated PostgresConnection) async throws -> Int {
         let only: UUID? = scope == .current ? current : nil
         let except: UUID? = scope == .others ? current : nil
-        return try connection.query("""
+        return try await connection.query("""
             WITH ended AS (
                 UPDATE sessions SET ended_at = \(now), end_reason = \(reason.rawValue)
                  WHERE user_id = \(userID) AND ended_at IS NULL
@@ -106,8 +106,8 @@ struct SessionStore: Sendable {
 
     /// Ends one session of the user by id; false when the user has no such live session.
     static func end(sessionID: UUID, userID: UUID, reason: SessionEndReason, now: Date,
-                    on connection: isolated PostgresConnection) throws -> Bool {
-        try end(userID: userID, scope: .current, current: sessionID, reason: reason, now: now, on: connection) == 1
+                    on connection: isolated PostgresConnection) async throws -> Bool {
+        try await end(userID: userID, scope: .current, current: sessionID, reason: reason, now: now, on: connection) == 1
     }
 
     /// Whether the session is live: not ended and not past either limit.

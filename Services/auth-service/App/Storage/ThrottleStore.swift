@@ -43,16 +43,16 @@ struct ThrottleStore: Sendable {
     func recordFailure(_ keys: [ThrottleKey], now: Date) async throws {
         try await pool.withTransaction { connection in
             for key in keys.sorted(by: { $0.key < $1.key }) {  // one lock order: no deadlock between replicas
-                try connection.query("""
+                try await connection.query("""
                     INSERT INTO sign_in_throttle (key, failures, window_started_at) VALUES (\(key.key), 0, \(now))
                     ON CONFLICT (key) DO NOTHING
                     """)
-                let current = try Self.state(connection.query("""
+                let current = try await Self.state(connection.query("""
                     SELECT failures, window_started_at, blocked_until FROM sign_in_throttle
                      WHERE key = \(key.key) FOR UPDATE
                     """).single())
                 let next = key.policy.recordingFailure(current.failures == 0 ? nil : current, now: now)
-                try connection.query("""
+                try await connection.query("""
                     UPDATE sign_in_throttle
                        SET failures = \(next.failures), window_started_at = \(next.windowStartedAt),
                            blocked_until = \(next.blockedUntil)

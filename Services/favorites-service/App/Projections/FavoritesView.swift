@@ -10,12 +10,12 @@ struct FavoritesView: Projection {
     let tables = [Self.table]
 
     func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        throws
+        async throws
     {
         for event in events {
             guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = FavoriteEvent(event)
             else { continue }
-            try FavoritesStore.apply(favorite, user: user, version: event.version, at: event.recordedAt,
+            try await FavoritesStore.apply(favorite, user: user, version: event.version, at: event.recordedAt,
                                      table: tables[Self.table], on: connection)
         }
     }
@@ -25,13 +25,13 @@ struct FavoritesView: Projection {
     static func repair(user: UUID, pool: DatabasePool) async throws -> Int {
         try await pool.withTransaction { connection in
             let stream = FavoritesStore.stream(of: user)
-            try EventStore.lock(stream, on: connection)
-            try connection.query("DELETE FROM \(identifier: table) WHERE user_id = \(user)")
+            try await EventStore.lock(stream, on: connection)
+            try await connection.query("DELETE FROM \(identifier: table) WHERE user_id = \(user)")
             var replayed = 0
             var version: Int64 = 0
             while true {
-                let events = try EventStore.read(stream, after: version, limit: 1000, on: connection)
-                try FavoritesView().apply(events, to: ProjectionTables(), on: connection)
+                let events = try await EventStore.read(stream, after: version, limit: 1000, on: connection)
+                try await FavoritesView().apply(events, to: ProjectionTables(), on: connection)
                 replayed += events.count
                 guard let last = events.last, events.count == 1000 else { break }
                 version = last.version

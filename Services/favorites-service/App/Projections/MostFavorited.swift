@@ -15,7 +15,7 @@ struct MostFavorited: Projection {
     let tables = [Self.items, Self.members]
 
     func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        throws
+        async throws
     {
         let items = tables[Self.items]
         let members = tables[Self.members]
@@ -24,7 +24,7 @@ struct MostFavorited: Projection {
             else { continue }
             switch favorite {
             case .added(let item):
-                try connection.query("""
+                try await connection.query("""
                     WITH joined AS (
                         INSERT INTO \(identifier: members) (user_id, experience, item_id)
                         VALUES (\(user), \(item.experience), \(item.itemId))
@@ -37,23 +37,23 @@ struct MostFavorited: Projection {
                            subtitle = excluded.subtitle, image_url = excluded.image_url
                     """, prepare: true)
             case .removed(let experience, let itemId):
-                try leave(user: user, experience: experience.rawValue, itemId: itemId, items: items, members: members,
+                try await leave(user: user, experience: experience.rawValue, itemId: itemId, items: items, members: members,
                           on: connection)
             case .cleared(let experience):
-                try leave(user: user, experience: experience.rawValue, itemId: nil, items: items, members: members,
+                try await leave(user: user, experience: experience.rawValue, itemId: nil, items: items, members: members,
                           on: connection)
             case .erased:
-                try leave(user: user, experience: nil, itemId: nil, items: items, members: members, on: connection)
+                try await leave(user: user, experience: nil, itemId: nil, items: items, members: members, on: connection)
             }
         }
         // Items nobody favorites any more (a partial index finds them).
-        try connection.query("DELETE FROM \(identifier: items) WHERE favorite_count = 0", prepare: true)
+        try await connection.query("DELETE FROM \(identifier: items) WHERE favorite_count = 0", prepare: true)
     }
 
     /// Drops the user's membership of the matching items (`nil`: any) and counts each of them one less.
     private func leave(user: UUID, experience: String?, itemId: String?, items: String, members: String,
-                       on connection: isolated PostgresConnection) throws {
-        try connection.query("""
+                       on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
             WITH gone AS (
                 DELETE FROM \(identifier: members)
                  WHERE user_id = \(user) AND (\(experience)::text IS NULL OR experience = \(experience))

@@ -50,7 +50,7 @@ struct FavoritesController: Sendable {
             let streamName = FavoritesStore.stream(of: user)
             var reads = [FavoritesStore.findQuery(user: user, experience: experience, itemId: item.id)]
             if let eventID { reads.append(FavoritesStore.eventQuery(eventID, in: streamName)) }
-            let (stream, results) = try EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
+            let (stream, results) = try await EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
             // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
             // favorite its event added, even if it has been removed since.
             if eventID != nil, let original = try FavoritesStore.favoriteAdded(in: results[1]) {
@@ -60,7 +60,7 @@ struct FavoritesController: Sendable {
             if let current = try FavoritesStore.favorite(in: results[0]) {
                 return .existing(current)
             }
-            try FavoritesStore.record(.added(snapshot), id: id, user: user, in: stream, metadata: metadata, at: now,
+            try await FavoritesStore.record(.added(snapshot), id: id, user: user, in: stream, metadata: metadata, at: now,
                                       on: connection)
             return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
@@ -83,7 +83,7 @@ struct FavoritesController: Sendable {
         let now = Date()
         let id = eventID ?? UUID.random()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            let (stream, results) = try EventStore.lock(
+            let (stream, results) = try await EventStore.lock(
                 FavoritesStore.stream(of: user), checking: [id],
                 reading: [FavoritesStore.findQuery(user: user, experience: experience, itemId: itemId)], on: connection
             )
@@ -92,7 +92,7 @@ struct FavoritesController: Sendable {
             guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
                                                            isFavorite: isFavorite)
             else { return false }
-            try FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
+            try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
                                       on: connection)
             return true
         }
@@ -108,13 +108,13 @@ struct FavoritesController: Sendable {
         let now = Date()
         let id = UUID.random()
         let appended = try await store.pool.withTransaction { connection -> Bool in
-            let (stream, results) = try EventStore.lock(
+            let (stream, results) = try await EventStore.lock(
                 FavoritesStore.stream(of: user), checking: [id],
                 reading: [FavoritesStore.countQuery(user: user, experience: experience)], on: connection
             )
             let count = try results[0].single().decode(Int.self, at: 0)
             guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
-            try FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
+            try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
                                       on: connection)
             return true
         }
@@ -148,7 +148,7 @@ struct FavoritesController: Sendable {
         }
         let (version, page) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
             [cursor] connection in
-            try FavoritesStore.page(user: user, experience: experience, after: cursor, limit: limit + 1,
+            try await FavoritesStore.page(user: user, experience: experience, after: cursor, limit: limit + 1,
                                     on: connection)
         }
         guard let rows = page else {
@@ -169,7 +169,7 @@ struct FavoritesController: Sendable {
         let user = context.user.userID
         let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.rawValue)\"" }
         let (version, ids) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
-            connection in try FavoritesStore.ids(user: user, experience: experience, on: connection)
+            connection in try await FavoritesStore.ids(user: user, experience: experience, on: connection)
         }
         guard let ids else {
             return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])

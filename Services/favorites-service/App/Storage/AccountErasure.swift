@@ -69,9 +69,9 @@ struct AccountErasure: Service {
     static func erase(user: UUID, pool: DatabasePool) async throws -> Int {
         try await pool.withTransaction { connection in
             // The stream lock first (before any write), then the view, then the log: the order every writer follows.
-            let stream = try EventStore.lock(FavoritesStore.stream(of: user), on: connection)
-            try connection.query("DELETE FROM favorites WHERE user_id = \(user)")
-            return try EventStore.erase(stream.name, reason: "account deleted", on: connection)
+            let stream = try await EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            try await connection.query("DELETE FROM favorites WHERE user_id = \(user)")
+            return try await EventStore.erase(stream.name, reason: "account deleted", on: connection)
         }
     }
 

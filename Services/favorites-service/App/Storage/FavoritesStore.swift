@@ -60,7 +60,7 @@ struct FavoritesStore: Sendable {
     /// already in the stream (a retry) nothing is written, and the caller's transaction ends as usual.
     @discardableResult
     static func record(_ event: FavoriteEvent, id: UUID, user: UUID, in stream: LockedStream, metadata: EventMetadata,
-                       at date: Date, on connection: isolated PostgresConnection) throws -> AppendResult {
+                       at date: Date, on connection: isolated PostgresConnection) async throws -> AppendResult {
         let stored: NewEvent = switch event {
         case .added(let snapshot):
             try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata, recordedAt: date)
@@ -74,15 +74,15 @@ struct FavoritesStore: Sendable {
         case .erased:
             preconditionFailure("only EventStore.erase writes the tombstone")
         }
-        return try EventStore.append([stored], to: stream, expected: .any, with: { result in
+        return try await EventStore.append([stored], to: stream, expected: .any, with: { result in
             [viewChange(for: event, user: user, version: result.lastVersion, at: date)]
         }, committing: true, on: connection)
     }
 
     /// The view's change for one event, in `table` (the live view, or a rebuild's copy).
     static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
-                      table: String = FavoritesView.table, on connection: isolated PostgresConnection) throws {
-        try connection.query(viewChange(for: event, user: user, version: version, at: date, table: table),
+                      table: String = FavoritesView.table, on connection: isolated PostgresConnection) async throws {
+        try await connection.query(viewChange(for: event, user: user, version: version, at: date, table: table),
                              prepare: true)
     }
 
@@ -113,23 +113,23 @@ struct FavoritesStore: Sendable {
     /// version of the event that added it (for the next cursor). Keyset pagination: each page starts where the last
     /// one ended, whatever was added or removed in between.
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, limit: Int,
-                     on connection: isolated PostgresConnection) throws -> [(favorite: Favorite, version: Int64)] {
+                     on connection: isolated PostgresConnection) async throws -> [(favorite: Favorite, version: Int64)] {
         let exp = experience.rawValue
         let result = switch cursor.sort {
         case .recent:
-            try connection.query("""
+            try await connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version < \(cursor.version)
                  ORDER BY version DESC LIMIT \(limit)
                 """, prepare: true)
         case .oldest:
-            try connection.query("""
+            try await connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version > \(cursor.version)
                  ORDER BY version LIMIT \(limit)
                 """, prepare: true)
         case .title:
-            try connection.query("""
+            try await connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND (lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))
@@ -137,7 +137,7 @@ struct FavoritesStore: Sendable {
                 """, prepare: true)
         case .price:
             // Priced items first (by price, then id), then the unpriced ones (by id).
-            try connection.query("""
+            try await connection.query("""
                 SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND CASE WHEN \(cursor.price)::float8 IS NULL THEN price IS NULL AND item_id > \(cursor.itemId)
@@ -149,10 +149,10 @@ struct FavoritesStore: Sendable {
         return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 8)) }
     }
 
-    static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) throws
+    static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) async throws
         -> [String]
     {
-        try connection.query("""
+        try await connection.query("""
             SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
              ORDER BY item_id
             """, prepare: true).decode(as: String.self)
@@ -163,12 +163,12 @@ struct FavoritesStore: Sendable {
     func versioned<Value: Sendable>(
         user: UUID,
         unless isCurrent: @escaping @Sendable (Int64) -> Bool,
-        read: @escaping @Sendable (isolated PostgresConnection) throws -> Value
+        read: @escaping @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> (version: Int64, value: Value?) {
         let stream = Self.stream(of: user)
         return try await pool.withSession { connection in
-            let version = try EventStore.version(of: stream, on: connection)
-            return (version, isCurrent(version) ? nil : try read(connection))
+            let version = try await EventStore.version(of: stream, on: connection)
+            return await (version, isCurrent(version) ? nil : try read(connection))
         }
     }
 
