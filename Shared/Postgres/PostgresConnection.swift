@@ -27,6 +27,9 @@ public actor PostgresConnection {
     private var pendingBegin: SQL?
     /// ``commit(with:prepare:)`` ended the transaction of the running ``withTransaction(isolation:_:)`` body.
     private var committedEarly = false
+    /// libpq read from the socket since the current statement was sent, and may have left more there: the reactor
+    /// only reports input that arrives after a wait, so the socket must then be checked before waiting.
+    private var readSinceSend = false
     /// The only state other threads read or write: cancellation and the reusability check happen from outside.
     private let shared = Mutex(SharedState())
 
@@ -92,6 +95,8 @@ public actor PostgresConnection {
     public nonisolated var isReusable: Bool {
         shared.withLock { state in
             guard state.idle, !state.running, !state.closed else { return false }
+            // Only look at the socket if the reactor saw it become readable since the last statement.
+            guard reactor.mayHaveInput(on: state.socket) else { return true }
             var descriptor = pollfd(fd: state.socket, events: Int16(POLLIN), revents: 0)
             return poll(&descriptor, 1, 0) == 0
         }
@@ -298,8 +303,9 @@ public actor PostgresConnection {
         onListening()
         let connection = try begin()
         defer { settle(connection) }
+        try consumeInput(connection)  // notifications may have arrived with the LISTEN answers
         while !Task.isCancelled {
-            guard PQconsumeInput(connection) == 1, PQstatus(connection) == CONNECTION_OK else {
+            guard PQstatus(connection) == CONNECTION_OK else {
                 throw PostgresError(kind: .connectionLost, message: "the listening session was lost")
             }
             while let notify = PQnotifies(connection) {
@@ -311,7 +317,11 @@ public actor PostgresConnection {
                 ))
                 PQfreemem(notify)
             }
-            await reactor.waitCancellably(for: .readable, on: socket)
+            do {
+                try await awaitInput(connection, cancellably: true)
+            } catch {
+                throw PostgresError(kind: .connectionLost, message: "the listening session was lost")
+            }
         }
     }
 
@@ -362,7 +372,7 @@ public actor PostgresConnection {
             case 1:
                 await reactor.wait(for: .readableOrWritable, on: socket)
                 // libpq asks callers to read meanwhile: a server blocked on sending to us would not read from us.
-                guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+                try consumeInput(connection)
             default:
                 throw PostgresError(result: nil, connection: connection)
             }
@@ -372,10 +382,32 @@ public actor PostgresConnection {
     /// The next result, reading from the server until one is complete; `nil` after a statement's last result.
     private func nextResult(_ connection: OpaquePointer) async throws -> OpaquePointer? {
         while PQisBusy(connection) == 1 {
-            await reactor.wait(for: .readable, on: socket)
-            guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+            try await awaitInput(connection)
         }
         return PQgetResult(connection)
+    }
+
+    /// Returns once libpq has read more from the server. The reactor wakes us for input that arrives after we wait;
+    /// input left in the socket by an earlier read (libpq reads a long message in bounded steps) is taken at once.
+    private func awaitInput(_ connection: OpaquePointer, cancellably: Bool = false) async throws {
+        if !readSinceSend || !hasUnreadInput() {
+            if cancellably {
+                await reactor.waitCancellably(for: .readable, on: socket)
+            } else {
+                await reactor.wait(for: .readable, on: socket)
+            }
+        }
+        try consumeInput(connection)
+    }
+
+    private func consumeInput(_ connection: OpaquePointer) throws {
+        readSinceSend = true
+        guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+    }
+
+    private func hasUnreadInput() -> Bool {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) != 0
     }
 
     private func begin() throws -> OpaquePointer {
@@ -384,6 +416,7 @@ public actor PostgresConnection {
             throw PostgresError.client("the transaction ended with commit(with:); a statement after it would run outside")
         }
         if Task.isCancelled { throw CancellationError() }
+        readSinceSend = false  // what the last statement left unread is not an answer to the next one
         try shared.withLock { state in
             if state.timedOut { throw PostgresError(kind: .timeout, message: "the database lease ran out of time") }
             state.running = true
@@ -472,15 +505,38 @@ public struct PostgresNotification: Sendable, Equatable {
 }
 
 /// `[String?]` as a `const char * const *` valid inside `body`; `nil` becomes a NULL pointer (SQL NULL).
+/// The strings are copied, NUL-terminated, into one scratch buffer (on the stack when small): a statement's
+/// parameters cost no allocation of their own.
 func withCStrings<Result>(
     _ strings: [String?],
     _ body: (UnsafePointer<UnsafePointer<CChar>?>?) throws -> Result
 ) throws -> Result {
-    // A NUL would silently truncate the C string (and PostgreSQL text cannot hold one anyway).
-    guard strings.allSatisfy({ $0?.utf8.contains(0) != true }) else {
-        throw PostgresError.client("a parameter contains a NUL character, which PostgreSQL text cannot hold")
+    let byteCount = strings.reduce(0) { $0 + ($1.map { $0.utf8.count + 1 } ?? 0) }
+    return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { bytes in
+        try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(strings.count, 1)) { pointers in
+            var offset = 0
+            for (index, string) in strings.enumerated() {
+                guard var string else {
+                    pointers[index] = nil
+                    continue
+                }
+                let target = bytes.baseAddress! + offset
+                let copied = string.withUTF8 { utf8 -> Bool in
+                    // A NUL would silently truncate the C string (and PostgreSQL text cannot hold one anyway).
+                    guard let source = utf8.baseAddress else { return true }
+                    guard memchr(source, 0, utf8.count) == nil else { return false }
+                    target.update(from: source, count: utf8.count)
+                    return true
+                }
+                guard copied else {
+                    throw PostgresError.client("a parameter contains a NUL character, which PostgreSQL text cannot hold")
+                }
+                offset += string.utf8.count
+                bytes[offset] = 0
+                offset += 1
+                pointers[index] = UnsafeRawPointer(target).assumingMemoryBound(to: CChar.self)
+            }
+            return try body(UnsafePointer(pointers.baseAddress))
+        }
     }
-    let copies = strings.map { $0.flatMap { UnsafePointer(strdup($0)) } }
-    defer { for copy in copies { free(UnsafeMutablePointer(mutating: copy)) } }
-    return try copies.withUnsafeBufferPointer { try body($0.baseAddress) }
 }

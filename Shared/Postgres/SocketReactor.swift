@@ -101,6 +101,12 @@ final class SocketReactor: Sendable {
         }
     }
 
+    /// Whether `socket` became readable after its last wait: something may have arrived unread (for a session at
+    /// rest, a sign that the server ended it). `false` means nothing arrived, without a system call.
+    func mayHaveInput(on socket: Int32) -> Bool {
+        sockets.withLock { $0[socket]?.readable ?? true }
+    }
+
     /// ``wait(for:on:)`` that also returns when the task is cancelled: for waits with no end in sight (LISTEN).
     func waitCancellably(for interest: Interest, on socket: Int32) async {
         await withTaskCancellationHandler {

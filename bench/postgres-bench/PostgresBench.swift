@@ -44,7 +44,7 @@ struct PostgresBench: AsyncParsableCommand {
             for worker in 0..<concurrency {
                 group.addTask {
                     var count = 0
-                    var generator = SystemRandomNumberGenerator()
+                    var generator = SplitMix64(seed: UInt64(worker))
                     func statement() -> SQL {
                         switch workload {
                         case .read:
@@ -71,5 +71,21 @@ struct PostgresBench: AsyncParsableCommand {
             }
             return try await group.reduce(0, +)
         }
+    }
+}
+
+/// A cheap, seeded generator: pgbench draws its ids from its own PRNG, so the Swift side should not pay a
+/// `getrandom` system call per statement (SystemRandomNumberGenerator) that pgbench does not.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
