@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Sizing and patience of a ``DatabasePool``.
 public struct PoolConfiguration: Sendable {
@@ -39,13 +40,18 @@ public struct PoolConfiguration: Sendable {
 /// lease. While PostgreSQL is down, callers get ``PostgresError/Kind/connectFailed`` quickly and the pool retries
 /// with backoff, so the service keeps running and recovers by itself.
 ///
+/// The pool's books are kept under a mutex rather than in an actor: leasing a free session and giving it back are
+/// a few instructions each, paid on every statement, where two actor hops cost more than the bookkeeping. Only
+/// waiting for a session, connecting and closing suspend, and never while holding the lock.
+///
 /// Run it as a swift-service-lifecycle service placed before the HTTP server: on graceful shutdown it waits for
 /// leased sessions to come back, then closes them all.
-public actor DatabasePool: Service {
-    public nonisolated let configuration: PoolConfiguration
-    public nonisolated let connectionConfiguration: ConnectionConfiguration
+public final class DatabasePool: Service, Sendable {
+    public let configuration: PoolConfiguration
+    public let connectionConfiguration: ConnectionConfiguration
     private let logger: Logger
     private let metrics: PoolMetrics
+    private let state: Mutex<State>
 
     /// Free capacity: a ready session, or room for one.
     fileprivate enum Slot: Sendable {
@@ -53,15 +59,38 @@ public actor DatabasePool: Service {
         case empty
     }
 
-    private var freeSlots: [Slot]
-    private var leased: [ObjectIdentifier: Lease] = [:]
-    private var waiters: [Waiter] = []
-    private var nextWaiterID = 0
-    private var closed = false
-    private var drained: CheckedContinuation<Void, Never>?
-    private var backoff: Duration
-    private var retryAfter: ContinuousClock.Instant?
-    private var reaper: Task<Void, Never>?
+    private struct State {
+        var freeSlots: [Slot]
+        var leased: [ObjectIdentifier: Lease] = [:]
+        var waiters: [Waiter] = []
+        var nextWaiterID = 0
+        var closed = false
+        var drained: CheckedContinuation<Void, Never>?
+        var backoff: Duration
+        var retryAfter: ContinuousClock.Instant?
+        var reaper: Task<Void, Never>?
+
+        var idleCount: Int {
+            freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } }
+        }
+
+        /// Gives freed capacity to the longest waiter (returned, to be resumed outside the lock), or back to the
+        /// free list.
+        mutating func hand(_ slot: Slot) -> (Waiter, Slot)? {
+            guard !waiters.isEmpty else {
+                freeSlots.append(slot)
+                return nil
+            }
+            return (waiters.removeFirst(), slot)
+        }
+
+        /// The continuation of a ``DatabasePool/close()`` waiting for the last leased session, once there is none.
+        mutating func takeDrained() -> CheckedContinuation<Void, Never>? {
+            guard closed, leased.isEmpty else { return nil }
+            defer { drained = nil }
+            return drained
+        }
+    }
 
     private struct Lease {
         let connection: PostgresConnection
@@ -84,15 +113,14 @@ public actor DatabasePool: Service {
         self.configuration = pool
         self.logger = logger
         self.metrics = PoolMetrics(factory: metricsFactory, size: pool.size)
-        self.freeSlots = Array(repeating: .empty, count: pool.size)
-        self.backoff = pool.initialBackoff
+        self.state = Mutex(State(freeSlots: Array(repeating: .empty, count: pool.size), backoff: pool.initialBackoff))
     }
 
     // MARK: Leasing
 
     /// Leases a session for `body`. The session is exclusive to `body` until it returns; cancelling the task cancels
     /// the statement running on the server. `timeout` bounds the whole body (default: ``PoolConfiguration/queryTimeout``).
-    public nonisolated func withConnection<Value: Sendable>(
+    public func withConnection<Value: Sendable>(
         timeout: Duration? = nil,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
@@ -117,7 +145,7 @@ public actor DatabasePool: Service {
     }
 
     /// Runs `body` in a transaction on a leased session (see ``PostgresConnection/withTransaction(isolation:_:)``).
-    public nonisolated func withTransaction<Value: Sendable>(
+    public func withTransaction<Value: Sendable>(
         isolation: IsolationLevel = .readCommitted,
         timeout: Duration? = nil,
         _ body: @Sendable (isolated PostgresConnection) async throws -> Value
@@ -129,7 +157,7 @@ public actor DatabasePool: Service {
 
     /// Runs `body` on a leased session (see ``PostgresConnection/perform(_:)``): several statements on one lease,
     /// without a transaction's extra round trips.
-    public nonisolated func withSession<Value: Sendable>(
+    public func withSession<Value: Sendable>(
         timeout: Duration? = nil,
         _ body: @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> Value {
@@ -138,12 +166,12 @@ public actor DatabasePool: Service {
 
     /// Runs one statement on a leased session.
     @discardableResult
-    public nonisolated func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {
+    public func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {
         try await withConnection(timeout: timeout) { try await $0.query(sql, prepare: prepare) }
     }
 
     /// Whether PostgreSQL answers a trivial statement within `timeout`: the readiness probe.
-    public nonisolated func isReady(timeout: Duration = .seconds(2)) async -> Bool {
+    public func isReady(timeout: Duration = .seconds(2)) async -> Bool {
         do {
             let result = try await withConnection(timeout: timeout) { try await $0.query("SELECT 1") }
             return result.rows.count == 1
@@ -154,18 +182,19 @@ public actor DatabasePool: Service {
 
     /// Figures for readiness reports and dashboards.
     public var statistics: PoolStatistics {
-        let idle = freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } }
-        return PoolStatistics(size: configuration.size, inUse: leased.count, idle: idle, waiters: waiters.count)
+        state.withLock { state in
+            PoolStatistics(
+                size: configuration.size, inUse: state.leased.count, idle: state.idleCount, waiters: state.waiters.count
+            )
+        }
     }
 
     private func lease(timeout: Duration?) async throws -> PostgresConnection {
-        guard !closed else { throw PostgresError(kind: .poolClosed, message: "the database pool is closed") }
-        let slot: Slot
-        if let free = freeSlots.popLast() {
-            slot = free
-        } else {
-            slot = try await waitForSlot()
+        let free = try state.withLock { state -> Slot? in
+            guard !state.closed else { throw PostgresError(kind: .poolClosed, message: "the database pool is closed") }
+            return state.freeSlots.popLast()
         }
+        let slot = if let free { free } else { try await waitForSlot() }
         let connection: PostgresConnection
         do {
             connection = try await connect(slot)
@@ -173,14 +202,18 @@ public actor DatabasePool: Service {
             hand(.empty)
             throw error
         }
-        guard !closed else {
+        connection.beginLease()
+        let admitted = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.leased[ObjectIdentifier(connection)] = Lease(connection: connection, deadline: timeout.map { .now + $0 })
+            if timeout != nil, state.reaper == nil { state.reaper = startReaper() }
+            return true
+        }
+        guard admitted else {
             await connection.close()
             hand(.empty)
             throw PostgresError(kind: .poolClosed, message: "the database pool is closed")
         }
-        connection.beginLease()
-        leased[ObjectIdentifier(connection)] = Lease(connection: connection, deadline: timeout.map { .now + $0 })
-        if timeout != nil, reaper == nil { startReaper() }
         publishGauges()
         return connection
     }
@@ -191,101 +224,135 @@ public actor DatabasePool: Service {
             if connection.isReusable { return connection }
             await connection.close()
         }
-        if let retryAfter, ContinuousClock.now < retryAfter {
+        let backingOff = state.withLock { state in state.retryAfter.map { ContinuousClock.now < $0 } ?? false }
+        if backingOff {
             throw PostgresError(kind: .connectFailed, message: "PostgreSQL is unreachable; retrying shortly")
         }
         do {
             let connection = try await PostgresConnection(configuration: connectionConfiguration)
-            if self.retryAfter != nil { logger.info("database reachable again") }
-            retryAfter = nil
-            backoff = configuration.initialBackoff
+            let recovered = state.withLock { state in
+                defer {
+                    state.retryAfter = nil
+                    state.backoff = configuration.initialBackoff
+                }
+                return state.retryAfter != nil
+            }
+            if recovered { logger.info("database reachable again") }
             return connection
         } catch {
-            retryAfter = .now + backoff
+            let retryIn = state.withLock { state in
+                let backoff = state.backoff
+                state.retryAfter = .now + backoff
+                state.backoff = min(backoff * 2, configuration.maxBackoff)
+                return backoff
+            }
             logger.warning("cannot connect to the database", metadata: [
-                "error": "\(error)", "retry_in_ms": "\(ConnectionConfiguration.milliseconds(backoff))",
+                "error": "\(error)", "retry_in_ms": "\(ConnectionConfiguration.milliseconds(retryIn))",
             ])
-            backoff = min(backoff * 2, configuration.maxBackoff)
             throw error
         }
     }
 
     private func waitForSlot() async throws -> Slot {
-        nextWaiterID += 1
-        let id = nextWaiterID
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
         let leaseTimeout = configuration.leaseTimeout
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let timer = Task { [weak self] in
                     guard (try? await Task.sleep(for: leaseTimeout)) != nil else { return }
-                    await self?.failWaiter(id, PostgresError(
+                    self?.failWaiter(id, PostgresError(
                         kind: .poolTimeout,
                         message: "database busy: no connection became free within \(leaseTimeout)"
                     ))
                 }
-                waiters.append(Waiter(id: id, continuation: continuation, timer: timer))
-                metrics.waiters.record(waiters.count)
+                // A session freed since `lease` found none is taken at once; otherwise wait in line.
+                let outcome = state.withLock { state -> Result<Slot, any Error>? in
+                    if state.closed {
+                        return .failure(PostgresError(kind: .poolClosed, message: "the database pool is closed"))
+                    }
+                    if let free = state.freeSlots.popLast() { return .success(free) }
+                    state.waiters.append(Waiter(id: id, continuation: continuation, timer: timer))
+                    return nil
+                }
+                if let outcome {
+                    timer.cancel()
+                    continuation.resume(with: outcome)
+                } else {
+                    publishGauges()
+                }
             }
         } onCancel: {
-            Task { await self.failWaiter(id, CancellationError()) }
+            failWaiter(id, CancellationError())
         }
     }
 
     private func failWaiter(_ id: Int, _ error: any Error) {
-        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = waiters.remove(at: index)
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        guard let waiter else { return }
         waiter.timer.cancel()
-        metrics.waiters.record(waiters.count)
+        publishGauges()
         waiter.continuation.resume(throwing: error)
     }
 
     private func release(_ connection: PostgresConnection) async {
-        leased[ObjectIdentifier(connection)] = nil
-        if !closed, connection.isIdle {
-            hand(.ready(connection))
+        let reusable = connection.isIdle
+        // Removed from the books and handed on under one lock: a close() in between would miss the session.
+        let (kept, handed, drained) = state.withLock { state in
+            state.leased[ObjectIdentifier(connection)] = nil
+            let kept = reusable && !state.closed
+            let handed = kept ? state.hand(.ready(connection)) : nil
+            return (kept, handed, state.takeDrained())
+        }
+        resume(handed)
+        drained?.resume()
+        if kept {
+            publishGauges()
         } else {
             await connection.close()
             hand(.empty)
         }
-        publishGauges()
-        if closed, leased.isEmpty {
-            drained?.resume()
-            drained = nil
-        }
     }
 
-    /// Gives freed capacity to the longest waiter, or back to the free list.
     private func hand(_ slot: Slot) {
-        if !waiters.isEmpty {
-            let waiter = waiters.removeFirst()
-            waiter.timer.cancel()
-            metrics.waiters.record(waiters.count)
-            waiter.continuation.resume(returning: slot)
-        } else {
-            freeSlots.append(slot)
-        }
+        resume(state.withLock { $0.hand(slot) })
+        publishGauges()
+    }
+
+    private func resume(_ handed: (Waiter, Slot)?) {
+        guard let (waiter, slot) = handed else { return }
+        waiter.timer.cancel()
+        waiter.continuation.resume(returning: slot)
     }
 
     /// Cancels statements of leases past their deadline. One task per pool, not one timer per lease.
-    private func startReaper() {
-        reaper = Task { [weak self] in
+    private func startReaper() -> Task<Void, Never> {
+        Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(50))
-                await self?.expireOverdueLeases()
+                self?.expireOverdueLeases()
             }
         }
     }
 
     private func expireOverdueLeases() {
         let now = ContinuousClock.now
-        for lease in leased.values {
-            if let deadline = lease.deadline, deadline < now { lease.connection.expireLease() }
+        let overdue = state.withLock { state in
+            state.leased.values.filter { $0.deadline.map { $0 < now } ?? false }.map(\.connection)
         }
+        for connection in overdue { connection.expireLease() }  // outside the lock: cancelling is a round trip
     }
 
     private func publishGauges() {
-        metrics.inUse.record(leased.count)
-        metrics.idle.record(freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } })
+        let (inUse, idle, waiting) = state.withLock { ($0.leased.count, $0.idleCount, $0.waiters.count) }
+        metrics.inUse.record(inUse)
+        metrics.idle.record(idle)
+        metrics.waiters.record(waiting)
     }
 
     // MARK: Lifecycle
@@ -298,7 +365,7 @@ public actor DatabasePool: Service {
 
     /// Runs `body` with this pool, then closes the pool, whether `body` returned or threw: for a pool that lives
     /// only as long as one task (a command-line job, a test).
-    public nonisolated func closing<Value: Sendable>(after body: (DatabasePool) async throws -> Value) async throws
+    public func closing<Value: Sendable>(after body: (DatabasePool) async throws -> Value) async throws
         -> Value
     {
         do {
@@ -313,18 +380,34 @@ public actor DatabasePool: Service {
 
     /// Refuses new leases, fails waiters, waits for leased sessions to come back, closes everything. Idempotent.
     public func close() async {
-        guard !closed else { return }
-        closed = true
-        reaper?.cancel()
-        reaper = nil
-        for waiter in waiters {
+        let taken = state.withLock { state -> (reaper: Task<Void, Never>?, waiters: [Waiter])? in
+            guard !state.closed else { return nil }
+            state.closed = true
+            defer {
+                state.reaper = nil
+                state.waiters = []
+            }
+            return (state.reaper, state.waiters)
+        }
+        guard let taken else { return }
+        taken.reaper?.cancel()
+        for waiter in taken.waiters {
             waiter.timer.cancel()
             waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the database pool is closed"))
         }
-        waiters = []
-        if !leased.isEmpty { await withCheckedContinuation { drained = $0 } }
-        for case .ready(let connection) in freeSlots { await connection.close() }
-        freeSlots = []
+        await withCheckedContinuation { continuation in
+            let drained = state.withLock { state in
+                if state.leased.isEmpty { return true }
+                state.drained = continuation
+                return false
+            }
+            if drained { continuation.resume() }
+        }
+        let free = state.withLock { state in
+            defer { state.freeSlots = [] }
+            return state.freeSlots
+        }
+        for case .ready(let connection) in free { await connection.close() }
         publishGauges()
     }
 }

@@ -236,6 +236,7 @@ public actor PostgresConnection {
     /// one waited for, such as a lock). Without an explicit `BEGIN` they run as one implicit transaction: if one
     /// fails, none is applied, and the first error is thrown. Inside a transaction, a failure fails the transaction.
     /// With `prepare: true` each statement is prepared once per session, as ``query(_:prepare:)`` does.
+    @discardableResult
     public func pipeline(_ statements: [SQL], prepare: Bool = false) async throws -> [QueryResult] {
         try await pipelined(statements.map { ($0, prepare) })
     }
@@ -432,36 +433,21 @@ public actor PostgresConnection {
         }
     }
 
-    /// Copies a result out of libpq and frees it; a failed result becomes a ``PostgresError``.
+    /// Takes ownership of a result: a successful one becomes a ``QueryResult``, a failed one (freed here) a
+    /// ``PostgresError``.
     private func consume(_ result: OpaquePointer?, _ connection: OpaquePointer) throws -> QueryResult {
-        defer { PQclear(result) }
         guard let result else { throw PostgresError(result: nil, connection: connection) }
         switch PQresultStatus(result) {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-            break
+            return QueryResult(taking: result)
         default:
+            defer { PQclear(result) }
             let error = PostgresError(result: result, connection: connection)
             if error.isQueryCancelled, shared.withLock({ $0.timedOut }) {
                 throw PostgresError(kind: .timeout, sqlState: error.sqlState, message: "the statement ran out of time")
             }
             throw error
         }
-        let columnCount = Int(PQnfields(result))
-        let rowCount = Int(PQntuples(result))
-        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
-        var rows: [[String?]] = []
-        rows.reserveCapacity(rowCount)
-        for row in 0..<Int32(rowCount) {
-            var values: [String?] = []
-            values.reserveCapacity(columnCount)
-            for column in 0..<Int32(columnCount) {
-                values.append(PQgetisnull(result, row, column) == 1
-                    ? nil : String(cString: PQgetvalue(result, row, column)))
-            }
-            rows.append(values)
-        }
-        let affected = PQcmdTuples(result).map { Int(String(cString: $0)) ?? 0 } ?? 0
-        return QueryResult(columns: columns, values: rows, affectedRows: affected)
     }
 
     /// Ends an open transaction, whatever the lease's state (a timed-out or cancelled lease still rolls back).

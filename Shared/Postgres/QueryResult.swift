@@ -1,19 +1,26 @@
+import CLibpq
 import Foundation
 
-/// The whole result of one statement, copied out of libpq (results are buffered whole by the server protocol).
+/// The whole result of one statement (the server protocol delivers results whole). Values are read from libpq's
+/// result in place, only when decoded: a statement costs no copy of its rows into Swift strings.
 public struct QueryResult: Sendable {
-    /// Column names in order.
-    public let columns: [String]
-    /// Rows of text values; `nil` is SQL NULL.
-    public let rows: [PostgresRow]
-    /// Rows inserted, updated, deleted or returned, as the server reports it (`PQcmdTuples`); 0 when not reported.
-    public let affectedRows: Int
+    private let storage: ResultStorage
+    /// The rows, in order.
+    public var rows: PostgresRows { PostgresRows(storage: storage) }
 
-    init(columns: [String], values: [[String?]], affectedRows: Int) {
-        let names = ColumnNames(columns)
-        self.columns = columns
-        self.rows = values.map { PostgresRow(values: $0, columns: names) }
-        self.affectedRows = affectedRows
+    /// Takes ownership of `result`, which must be a successful one.
+    init(taking result: OpaquePointer) {
+        storage = ResultStorage(result)
+    }
+
+    /// Column names in order.
+    public var columns: [String] {
+        (0..<storage.columnCount).map { storage.columnName($0) }
+    }
+
+    /// Rows inserted, updated, deleted or returned, as the server reports it (`PQcmdTuples`); 0 when not reported.
+    public var affectedRows: Int {
+        PQcmdTuples(storage.result).map { Int(String(cString: $0)) ?? 0 } ?? 0
     }
 
     /// The single row of a statement that must return exactly one.
@@ -35,38 +42,88 @@ public struct QueryResult: Sendable {
     }
 }
 
-/// Shared, immutable column-name lookup for all rows of one result.
-final class ColumnNames: Sendable {
-    let names: [String]
-    init(_ names: [String]) { self.names = names }
-    func index(of name: String) -> Int? { names.firstIndex(of: name) }
+/// Owns a `PGresult`, freed with the last result or row that refers to it.
+///
+/// `@unchecked Sendable`: a `PGresult` is never changed once libpq has built it, and libpq documents that it may then
+/// be read from any thread; `PQclear` runs once, when nothing can read it any more.
+final class ResultStorage: @unchecked Sendable {
+    let result: OpaquePointer
+    let rowCount: Int
+    let columnCount: Int
+
+    init(_ result: OpaquePointer) {
+        self.result = result
+        rowCount = Int(PQntuples(result))
+        columnCount = Int(PQnfields(result))
+    }
+
+    deinit { PQclear(result) }
+
+    func columnName(_ column: Int) -> String {
+        String(cString: PQfname(result, Int32(column)))
+    }
+
+    /// The column called `name`, compared exactly (unlike `PQfnumber`, which folds unquoted names to lower case).
+    func columnIndex(named name: String) -> Int? {
+        name.withCString { name in
+            (0..<columnCount).first { strcmp(PQfname(result, Int32($0)), name) == 0 }
+        }
+    }
+
+    /// The text of one value; `nil` is SQL NULL.
+    func text(row: Int, column: Int) -> String? {
+        let (row, column) = (Int32(row), Int32(column))
+        guard PQgetisnull(result, row, column) == 0, let bytes = PQgetvalue(result, row, column) else { return nil }
+        let length = Int(PQgetlength(result, row, column))
+        return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+        }
+    }
+}
+
+/// The rows of a ``QueryResult``.
+public struct PostgresRows: RandomAccessCollection, Sendable {
+    let storage: ResultStorage
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { storage.rowCount }
+
+    public subscript(position: Int) -> PostgresRow {
+        precondition(indices.contains(position), "row index out of range")
+        return PostgresRow(storage: storage, row: position)
+    }
 }
 
 /// One row of a ``QueryResult``.
 public struct PostgresRow: Sendable {
-    /// Raw text values; `nil` is SQL NULL.
-    public let values: [String?]
-    let columns: ColumnNames
+    let storage: ResultStorage
+    let row: Int
+
+    /// Raw text values in column order; `nil` is SQL NULL.
+    public var values: [String?] {
+        (0..<storage.columnCount).map { storage.text(row: row, column: $0) }
+    }
 
     /// Decodes the value at `index`, throwing an error that names the column when it does not fit.
     public func decode<Value: PostgresDecodable>(_ type: Value.Type, at index: Int) throws -> Value {
-        guard values.indices.contains(index) else {
-            throw PostgresError.client("column index \(index) is out of range (\(values.count) columns)")
+        guard (0..<storage.columnCount).contains(index) else {
+            throw PostgresError.client("column index \(index) is out of range (\(storage.columnCount) columns)")
         }
-        let column = columns.names[index]
-        guard let text = values[index] else {
-            guard let null = Value.postgresNull else { throw PostgresDecodingError(column: column, type: Value.self, isNull: true) }
+        guard let text = storage.text(row: row, column: index) else {
+            guard let null = Value.postgresNull else {
+                throw PostgresDecodingError(column: storage.columnName(index), type: Value.self, isNull: true)
+            }
             return null
         }
         guard let value = Value(postgresText: text) else {
-            throw PostgresDecodingError(column: column, type: Value.self, isNull: false)
+            throw PostgresDecodingError(column: storage.columnName(index), type: Value.self, isNull: false)
         }
         return value
     }
 
     /// Decodes the value of the column named `column`.
     public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: String) throws -> Value {
-        guard let index = columns.index(of: column) else {
+        guard let index = storage.columnIndex(named: column) else {
             throw PostgresError.client("no column named \(column) in the result")
         }
         return try decode(type, at: index)

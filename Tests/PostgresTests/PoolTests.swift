@@ -21,7 +21,7 @@ import Testing
             let (count, backends) = try row.decode((Int, Int).self)
             #expect(count == 200)
             #expect(backends <= 8)  // bounded: never more sessions than the pool's size
-            let statistics = await pool.statistics
+            let statistics = pool.statistics
             #expect(statistics.inUse == 0)
             #expect(statistics.waiters == 0)
         }
@@ -46,10 +46,10 @@ import Testing
             let pool = database.makePool(size: 1, leaseTimeout: .seconds(30))
             let (_, release) = try await PostgresConnectionPair.hold(pool)
             let waiter = Task { try await pool.query("SELECT 1") }
-            while await pool.statistics.waiters == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            while pool.statistics.waiters == 0 { try await Task.sleep(for: .milliseconds(10)) }
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
-            #expect(await pool.statistics.waiters == 0)
+            #expect(pool.statistics.waiters == 0)
             await release()
             await pool.close()
         }
