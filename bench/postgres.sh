@@ -2,9 +2,10 @@
 # Postgres module vs pgbench: the same prepared point read and the same single-row insert, on the same throwaway
 # PostgreSQL 15 server, at the same concurrency, in one run. Prints each figure and the ratio Swift ÷ pgbench.
 #
-#   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 10]
+#   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 5] [--rounds 3]
 #
-# Absolute numbers drift on a shared machine; the ratios are what to compare between runs.
+# Absolute numbers drift on a shared machine, even within a minute; so the three programs take turns, `rounds`
+# times, and each figure is the median of its rounds. The ratios are what to compare between runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/common.sh
@@ -13,12 +14,14 @@ source scripts/lib/common.sh
 source scripts/lib/bench.sh
 
 concurrency_levels="4 8 16"
-seconds=10
+seconds=5
+rounds=3
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) bench_quick_build; concurrency_levels="8"; seconds=2 ;;
+        --quick) bench_quick_build; concurrency_levels="8"; seconds=2; rounds=1 ;;
         --concurrency) concurrency_levels="$2"; shift ;;
         --seconds) seconds="$2"; shift ;;
+        --rounds) rounds="$2"; shift ;;
         *) die "unknown argument: $1" ;;
     esac
     shift
@@ -59,14 +62,20 @@ swift_tps() { # workload concurrency [--hold]
         | sed -n 's/.*tps=\([0-9]*\).*/\1/p'
 }
 
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 # swift_tps: a pool lease per statement, as a service does. held_tps: each task keeps one session, which isolates
-# the cost of leasing from the cost of reaching the session's thread.
+# the cost of leasing from the cost of a statement.
 printf '%-8s %-12s %10s %10s %12s %12s %10s\n' workload concurrency swift_tps held_tps pgbench_tps ratio held_ratio
 for workload in read insert; do
     for c in $concurrency_levels; do
-        s="$(swift_tps "$workload" "$c")"
-        h="$(swift_tps "$workload" "$c" --hold)"
-        p="$(pgbench_tps "$workload" "$c")"
+        leased=() held=() native=()
+        for _ in $(seq 1 "$rounds"); do
+            leased+=("$(swift_tps "$workload" "$c")")
+            held+=("$(swift_tps "$workload" "$c" --hold)")
+            native+=("$(pgbench_tps "$workload" "$c")")
+        done
+        s="$(median "${leased[@]}")" h="$(median "${held[@]}")" p="$(median "${native[@]}")"
         printf '%-8s %-12s %10s %10s %12s %12s %10s\n' "$workload" "$c" "$s" "$h" "$p" "$(ratio "$s" "$p")" "$(ratio "$h" "$p")"
     done
 done
