@@ -61,7 +61,8 @@ public final class DatabasePool: Service, Sendable {
 
     private struct State {
         var freeSlots: [Slot]
-        var leased: [ObjectIdentifier: Lease] = [:]
+        /// Sessions leased now (a few dozen at most: a scan costs less than hashing).
+        var leased: [PostgresConnection] = []
         var waiters: [Waiter] = []
         var nextWaiterID = 0
         var closed = false
@@ -70,8 +71,18 @@ public final class DatabasePool: Service, Sendable {
         var retryAfter: ContinuousClock.Instant?
         var reaper: Task<Void, Never>?
 
-        var idleCount: Int {
-            freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } }
+        var gauges: Gauges {
+            Gauges(
+                inUse: leased.count,
+                idle: freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } },
+                waiters: waiters.count
+            )
+        }
+
+        mutating func removeLeased(_ connection: PostgresConnection) {
+            guard let index = leased.firstIndex(where: { $0 === connection }) else { return }
+            leased.swapAt(index, leased.count - 1)
+            leased.removeLast()
         }
 
         /// Gives freed capacity to the longest waiter (returned, to be resumed outside the lock), or back to the
@@ -92,9 +103,20 @@ public final class DatabasePool: Service, Sendable {
         }
     }
 
-    private struct Lease {
-        let connection: PostgresConnection
-        let deadline: ContinuousClock.Instant?
+    private struct Gauges {
+        let inUse: Int
+        let idle: Int
+        let waiters: Int
+    }
+
+    /// What the first look at the free list found.
+    private enum Taken {
+        /// A free, reusable session, leased already.
+        case leased(PostgresConnection, Gauges)
+        /// Free capacity that needs a connect (an empty slot, or a session to check again and maybe replace).
+        case slot(Slot)
+        /// Nothing free: wait in line.
+        case nothing
     }
 
     private struct Waiter {
@@ -182,19 +204,30 @@ public final class DatabasePool: Service, Sendable {
 
     /// Figures for readiness reports and dashboards.
     public var statistics: PoolStatistics {
-        state.withLock { state in
-            PoolStatistics(
-                size: configuration.size, inUse: state.leased.count, idle: state.idleCount, waiters: state.waiters.count
-            )
-        }
+        let gauges = state.withLock(\.gauges)
+        return PoolStatistics(size: configuration.size, inUse: gauges.inUse, idle: gauges.idle, waiters: gauges.waiters)
     }
 
     private func lease(timeout: Duration?) async throws -> PostgresConnection {
-        let free = try state.withLock { state -> Slot? in
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        let taken = try state.withLock { state -> Taken in
             guard !state.closed else { throw PostgresError(kind: .poolClosed, message: "the database pool is closed") }
-            return state.freeSlots.popLast()
+            guard let slot = state.freeSlots.popLast() else { return .nothing }
+            // The usual case, settled under this one lock: a free session that is still fine.
+            guard case .ready(let connection) = slot, connection.isReusable else { return .slot(slot) }
+            admit(connection, deadline: deadline, into: &state)
+            return .leased(connection, state.gauges)
         }
-        let slot = if let free { free } else { try await waitForSlot() }
+        let slot: Slot
+        switch taken {
+        case .leased(let connection, let gauges):
+            record(gauges)
+            return connection
+        case .slot(let free):
+            slot = free
+        case .nothing:
+            slot = try await waitForSlot()
+        }
         let connection: PostgresConnection
         do {
             connection = try await connect(slot)
@@ -202,20 +235,25 @@ public final class DatabasePool: Service, Sendable {
             hand(.empty)
             throw error
         }
-        connection.beginLease()
-        let admitted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
-            state.leased[ObjectIdentifier(connection)] = Lease(connection: connection, deadline: timeout.map { .now + $0 })
-            if timeout != nil, state.reaper == nil { state.reaper = startReaper() }
-            return true
+        let gauges = state.withLock { state -> Gauges? in
+            guard !state.closed else { return nil }
+            admit(connection, deadline: deadline, into: &state)
+            return state.gauges
         }
-        guard admitted else {
+        guard let gauges else {
             await connection.close()
             hand(.empty)
             throw PostgresError(kind: .poolClosed, message: "the database pool is closed")
         }
-        publishGauges()
+        record(gauges)
         return connection
+    }
+
+    /// Books `connection` as leased until `deadline`; called under the lock.
+    private func admit(_ connection: PostgresConnection, deadline: ContinuousClock.Instant?, into state: inout State) {
+        connection.beginLease(deadline: deadline)
+        state.leased.append(connection)
+        if deadline != nil, state.reaper == nil { state.reaper = startReaper() }
     }
 
     /// A ready, reusable session from `slot`, or a new one.
@@ -301,18 +339,18 @@ public final class DatabasePool: Service, Sendable {
     }
 
     private func release(_ connection: PostgresConnection) async {
-        let reusable = connection.isIdle
+        let reusable = connection.endLease()
         // Removed from the books and handed on under one lock: a close() in between would miss the session.
-        let (kept, handed, drained) = state.withLock { state in
-            state.leased[ObjectIdentifier(connection)] = nil
+        let (kept, handed, drained, gauges) = state.withLock { state in
+            state.removeLeased(connection)
             let kept = reusable && !state.closed
             let handed = kept ? state.hand(.ready(connection)) : nil
-            return (kept, handed, state.takeDrained())
+            return (kept, handed, state.takeDrained(), state.gauges)
         }
         resume(handed)
         drained?.resume()
         if kept {
-            publishGauges()
+            record(gauges)
         } else {
             await connection.close()
             hand(.empty)
@@ -320,8 +358,9 @@ public final class DatabasePool: Service, Sendable {
     }
 
     private func hand(_ slot: Slot) {
-        resume(state.withLock { $0.hand(slot) })
-        publishGauges()
+        let (handed, gauges) = state.withLock { ($0.hand(slot), $0.gauges) }
+        resume(handed)
+        record(gauges)
     }
 
     private func resume(_ handed: (Waiter, Slot)?) {
@@ -342,17 +381,18 @@ public final class DatabasePool: Service, Sendable {
 
     private func expireOverdueLeases() {
         let now = ContinuousClock.now
-        let overdue = state.withLock { state in
-            state.leased.values.filter { $0.deadline.map { $0 < now } ?? false }.map(\.connection)
-        }
-        for connection in overdue { connection.expireLease() }  // outside the lock: cancelling is a round trip
+        // Outside the lock: cancelling a statement is a round trip to the server.
+        for connection in state.withLock(\.leased) { connection.expireLeaseIfOverdue(now: now) }
     }
 
     private func publishGauges() {
-        let (inUse, idle, waiting) = state.withLock { ($0.leased.count, $0.idleCount, $0.waiters.count) }
-        metrics.inUse.record(inUse)
-        metrics.idle.record(idle)
-        metrics.waiters.record(waiting)
+        record(state.withLock(\.gauges))
+    }
+
+    private func record(_ gauges: Gauges) {
+        metrics.inUse.record(gauges.inUse)
+        metrics.idle.record(gauges.idle)
+        metrics.waiters.record(gauges.waiters)
     }
 
     // MARK: Lifecycle

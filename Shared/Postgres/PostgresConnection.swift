@@ -102,12 +102,6 @@ public actor PostgresConnection {
         }
     }
 
-    /// Whether the session ended its last statement cleanly outside a transaction. No syscall: checked on release,
-    /// while ``isReusable`` (which also looks at the socket) is checked on lease.
-    nonisolated var isIdle: Bool {
-        shared.withLock { $0.idle && !$0.running && !$0.closed }
-    }
-
     /// Asks the server to cancel the statement running now, if any. Any thread; blocks for one round trip.
     /// The statement then fails with SQLSTATE 57014 and the session stays usable.
     public nonisolated func cancelRunningStatement() {
@@ -118,16 +112,33 @@ public actor PostgresConnection {
         }
     }
 
-    /// Marks the current lease as out of time: the running statement is cancelled and every later statement of the
-    /// lease fails with ``PostgresError/Kind/timeout``.
-    nonisolated func expireLease() {
-        shared.withLock { $0.timedOut = true }
-        cancelRunningStatement()
+    /// Starts a lease that must end by `deadline`; whatever an earlier lease's deadline did no longer applies.
+    nonisolated func beginLease(deadline: ContinuousClock.Instant?) {
+        shared.withLock { state in
+            state.timedOut = false
+            state.leaseDeadline = deadline
+        }
     }
 
-    /// Starts a lease: whatever an earlier lease's deadline did no longer applies.
-    nonisolated func beginLease() {
-        shared.withLock { $0.timedOut = false }
+    /// Ends the lease, and tells whether the session ended its last statement cleanly outside a transaction. No
+    /// system call: this is checked on release, while ``isReusable`` (which may look at the socket) is checked on lease.
+    nonisolated func endLease() -> Bool {
+        shared.withLock { state in
+            state.leaseDeadline = nil
+            return state.idle && !state.running && !state.closed
+        }
+    }
+
+    /// If the lease is past its deadline, marks it out of time: the running statement is cancelled and every later
+    /// statement of the lease fails with ``PostgresError/Kind/timeout``. The pool calls this every few milliseconds
+    /// while the lease lasts, so a cancel that reached the server before its statement is sent again.
+    nonisolated func expireLeaseIfOverdue(now: ContinuousClock.Instant) {
+        let overdue = shared.withLock { state in
+            guard let deadline = state.leaseDeadline, deadline < now else { return false }
+            state.timedOut = true
+            return true
+        }
+        if overdue { cancelRunningStatement() }
     }
 
     /// Closes the session. Idempotent.
@@ -468,6 +479,7 @@ struct SharedState: Sendable {
     var running = false
     var closed = false
     var timedOut = false
+    var leaseDeadline: ContinuousClock.Instant?
 }
 
 /// Transaction isolation levels.
