@@ -50,10 +50,12 @@ token="$(sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p' "$BENCH_WORK/signup-0.jso
 [[ -n "$token" ]] || die "sign-up failed: $(cat "$BENCH_WORK/signup-0.json")"
 
 # One sign-in at a time: the cost of a single verification as the service pays it.
-single_ms="$(for _ in $(seq 1 9); do
-    curl -sS -o /dev/null -w '%{time_total}\n' -X POST "$base/v1/auth/login" -H 'Content-Type: application/json' \
-        -d "{\"email\":\"bench-1@example.com\",\"password\":\"$password\"}"
-done | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f", a[int((NR + 1) / 2)] * 1000 }')"
+single_seconds=()
+for _ in $(seq 1 9); do
+    single_seconds+=("$(curl -sS -o /dev/null -w '%{time_total}' -X POST "$base/v1/auth/login" \
+        -H 'Content-Type: application/json' -d "{\"email\":\"bench-1@example.com\",\"password\":\"$password\"}")")
+done
+single_ms="$(awk -v s="$(median "${single_seconds[@]}")" 'BEGIN { printf "%.1f", s * 1000 }')"
 limit="$(awk -v c="$(nproc)" -v ms="$single_ms" 'BEGIN { printf "%.1f", c * 1000 / ms }')"
 
 cat >"$BENCH_WORK/signin.lua" <<LUA

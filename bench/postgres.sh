@@ -62,8 +62,6 @@ swift_tps() { # workload concurrency [--hold]
         | sed -n 's/.*tps=\([0-9]*\).*/\1/p'
 }
 
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 # swift_tps: a pool lease per statement, as a service does. held_tps: each task keeps one session, which isolates
 # the cost of leasing from the cost of a statement.
 printf '%-8s %-12s %10s %10s %12s %12s %10s\n' workload concurrency swift_tps held_tps pgbench_tps ratio held_ratio

@@ -33,6 +33,9 @@ _bench_as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else
 # ratio A B: A ÷ B with two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 
+# median X…: the middle value (the lower of the two middle ones for an even count).
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
 bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc) build=${BENCH_BUILD:-release}"
 }
