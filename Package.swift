@@ -28,7 +28,7 @@ extension Target {
         [
             .target(
                 name: module,
-                dependencies: ["Contracts", "ServiceKit", "Postgres", hummingbird, configuration, logging]
+                dependencies: ["Contracts", "Locking", "ServiceKit", "Postgres", hummingbird, configuration, logging]
                     + dependencies,
                 path: "Services/\(executable)/App",
                 swiftSettings: strictSettings
@@ -72,6 +72,9 @@ let package = Package(
             name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
         ),
 
+        // The project's one lock (see Locked.swift for why not Synchronization.Mutex).
+        .target(name: "Locking", path: "Shared/Locking", swiftSettings: strictSettings),
+
         // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
         .systemLibrary(
             name: "CLibpq",
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "Postgres",
             dependencies: [
-                "CLibpq", logging, metrics, serviceLifecycle,
+                "CLibpq", "Locking", logging, metrics, serviceLifecycle,
             ],
             path: "Shared/Postgres",
             swiftSettings: strictSettings
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Contracts", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
+                "Contracts", "Locking", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
                 argumentParser, jwtKit,
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -110,7 +113,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Postgres", "ServiceKit", "Contracts", hummingbird, hummingbirdTesting, logging, configuration, jwtKit,
+                "Locking", "Postgres", "ServiceKit", "Contracts", hummingbird, hummingbirdTesting, logging, configuration, jwtKit,
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Shared/TestSupport",
@@ -132,7 +135,7 @@ let package = Package(
             // Ticketmaster and Rijksmuseum stand-in serving the recorded fixtures (tests and the keyless stack).
             .target(
                 name: "ReplayUpstream",
-                dependencies: [hummingbird, .product(name: "NIOCore", package: "swift-nio")],
+                dependencies: ["Locking", hummingbird, .product(name: "NIOCore", package: "swift-nio")],
                 path: "Tools/ReplayUpstream",
                 swiftSettings: strictSettings
             ),
@@ -167,7 +170,7 @@ let package = Package(
             .testTarget(
                 name: "EndToEndTests",
                 dependencies: [
-                    "Contracts", "Postgres", "TestSupport", httpClient, logging,
+                    "Contracts", "Locking", "Postgres", "TestSupport", httpClient, logging,
                     .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 ],
                 path: "Tests/EndToEndTests",
@@ -180,6 +183,12 @@ let package = Package(
                 swiftSettings: strictSettings
             ),
             .testTarget(
+                name: "LockingTests",
+                dependencies: ["Locking"],
+                path: "Tests/LockingTests",
+                swiftSettings: strictSettings
+            ),
+            .testTarget(
                 name: "PostgresTests",
                 dependencies: ["Postgres", "TestSupport"],
                 path: "Tests/PostgresTests",
@@ -188,8 +197,8 @@ let package = Package(
             .testTarget(
                 name: "AuthServiceTests",
                 dependencies: [
-                    "AuthService", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting,
-                    jwtKit, crypto, logging, configuration, httpClient, .product(name: "NIOCore", package: "swift-nio"),
+                    "AuthService", "Locking", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird,
+                    hummingbirdTesting, jwtKit, crypto, logging, configuration, httpClient, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/AuthServiceTests",
                 swiftSettings: strictSettings
@@ -197,7 +206,7 @@ let package = Package(
             .testTarget(
                 name: "CatalogProxyTests",
                 dependencies: [
-                    "CatalogProxy", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
+                    "CatalogProxy", "Locking", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
                     hummingbirdTesting, logging, httpClient, jwtKit, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/CatalogProxyTests",

@@ -1,8 +1,8 @@
 import CoreMetrics
 import Foundation
+import Locking
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// Sizing and patience of a ``DatabasePool``.
 public struct PoolConfiguration: Sendable {
@@ -51,7 +51,7 @@ public final class DatabasePool: Service, Sendable {
     public let connectionConfiguration: ConnectionConfiguration
     private let logger: Logger
     private let metrics: PoolMetrics
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Free capacity: a ready session, or room for one.
     fileprivate enum Slot: Sendable {
@@ -135,34 +135,23 @@ public final class DatabasePool: Service, Sendable {
         self.configuration = pool
         self.logger = logger
         self.metrics = PoolMetrics(factory: metricsFactory, size: pool.size)
-        self.state = Mutex(State(freeSlots: Array(repeating: .empty, count: pool.size), backoff: pool.initialBackoff))
+        self.state = Locked(State(freeSlots: Array(repeating: .empty, count: pool.size), backoff: pool.initialBackoff))
     }
 
     // MARK: Leasing
 
     /// Leases a session for `body`. The session is exclusive to `body` until it returns; cancelling the task cancels
     /// the statement running on the server. `timeout` bounds the whole body (default: ``PoolConfiguration/queryTimeout``).
+    ///
+    /// `body` runs on the session's ``SocketReactor`` (as the task's preferred executor): getting there is one hand-off
+    /// between threads, and after it none of the body's round trips costs another. Code in `body` that is not about
+    /// the database shares that thread with every other session's, so keep it short.
     public func withConnection<Value: Sendable>(
         timeout: Duration? = nil,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        let waitStart = ContinuousClock.now
-        let connection = try await lease(timeout: timeout ?? configuration.queryTimeout)
-        let bodyStart = ContinuousClock.now
-        metrics.leaseWait.record(waitStart.duration(to: bodyStart))
-        do {
-            let value = try await withTaskCancellationHandler {
-                try await body(connection)
-            } onCancel: {
-                connection.cancelRunningStatement()
-            }
-            metrics.leaseDuration.record(bodyStart.duration(to: .now))
-            await release(connection)
-            return value
-        } catch {
-            metrics.leaseDuration.record(bodyStart.duration(to: .now))
-            await release(connection)  // on every path: `defer` cannot await
-            throw error
+        try await leasing(timeout: timeout) { connection in
+            try await withTaskExecutorPreference(connection.reactor) { try await body(connection) }
         }
     }
 
@@ -186,16 +175,17 @@ public final class DatabasePool: Service, Sendable {
         try await withConnection(timeout: timeout) { connection in try await connection.perform(body) }
     }
 
-    /// Runs one statement on a leased session.
+    /// Runs one statement on a leased session. It runs where the caller runs: one round trip costs one hand-off
+    /// between threads that way (the reactor's wake-up), where moving to the reactor would cost two (there and back).
     @discardableResult
     public func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {
-        try await withConnection(timeout: timeout) { try await $0.query(sql, prepare: prepare) }
+        try await leasing(timeout: timeout) { try await $0.query(sql, prepare: prepare) }
     }
 
     /// Whether PostgreSQL answers a trivial statement within `timeout`: the readiness probe.
     public func isReady(timeout: Duration = .seconds(2)) async -> Bool {
         do {
-            let result = try await withConnection(timeout: timeout) { try await $0.query("SELECT 1") }
+            let result = try await query("SELECT 1", timeout: timeout)
             return result.rows.count == 1
         } catch {
             return false
@@ -206,6 +196,31 @@ public final class DatabasePool: Service, Sendable {
     public var statistics: PoolStatistics {
         let gauges = state.withLock(\.gauges)
         return PoolStatistics(size: configuration.size, inUse: gauges.inUse, idle: gauges.idle, waiters: gauges.waiters)
+    }
+
+    /// Leases a session, runs `body` with it where the caller runs, and gives it back.
+    private func leasing<Value: Sendable>(
+        timeout: Duration?,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        let waitStart = ContinuousClock.now
+        let connection = try await lease(timeout: timeout ?? configuration.queryTimeout)
+        let bodyStart = ContinuousClock.now
+        metrics.leaseWait.record(waitStart.duration(to: bodyStart))
+        do {
+            let value = try await withTaskCancellationHandler {
+                try await body(connection)
+            } onCancel: {
+                connection.cancelRunningStatement()
+            }
+            metrics.leaseDuration.record(bodyStart.duration(to: .now))
+            await release(connection)
+            return value
+        } catch {
+            metrics.leaseDuration.record(bodyStart.duration(to: .now))
+            await release(connection)  // on every path: `defer` cannot await
+            throw error
+        }
     }
 
     private func lease(timeout: Duration?) async throws -> PostgresConnection {

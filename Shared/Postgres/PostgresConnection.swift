@@ -1,14 +1,15 @@
 import CLibpq
 import Foundation
-import Synchronization
+import Locking
 
 /// One PostgreSQL session.
 ///
 /// libpq runs in non-blocking mode: sending a statement and reading its answer never block the calling thread, and
-/// waiting for the server is an `await` on the process's ``SocketReactor``. So sessions live on Swift's cooperative
-/// pool without ever stalling it, need no thread of their own, and a statement costs no hand-off between threads
-/// beyond the reactor's wake-up when the answer arrives. Only connecting blocks (DNS, TCP, TLS, authentication):
-/// it runs on a thread started for it.
+/// waiting for the server is an `await` on the process's ``SocketReactor``. So sessions never stall the thread they
+/// run on and need no thread of their own. They run wherever their caller's task runs: on Swift's cooperative pool a
+/// statement costs one hand-off between threads (the reactor's wake-up when the answer arrives), and on the reactor
+/// itself (a task that prefers it as its executor, as a lease's body does) none. Only connecting blocks (DNS, TCP,
+/// TLS, authentication): it runs on a thread started for it.
 ///
 /// The actor serialises the session: a `PGconn` must never be used by two threads at once, and a transaction body
 /// (`isolated PostgresConnection`) awaits its statements without anything else running on the session meanwhile
@@ -18,7 +19,8 @@ public actor PostgresConnection {
     private var handle: OpaquePointer?
     /// The session's socket, watched by ``reactor``.
     private let socket: Int32
-    private let reactor: SocketReactor
+    /// Wakes the session's waits; the pool runs a lease's body on it.
+    let reactor: SocketReactor
     /// Statement text → server-side prepared statement name, for this session.
     private var preparedStatements: [String: String] = [:]
     /// Names are never reused: a statement dropped from the cache may still exist on the server.
@@ -31,7 +33,7 @@ public actor PostgresConnection {
     /// only reports input that arrives after a wait, so the socket must then be checked before waiting.
     private var readSinceSend = false
     /// The only state other threads read or write: cancellation and the reusability check happen from outside.
-    private let shared = Mutex(SharedState())
+    private let shared = Locked(SharedState())
 
     /// Prepared statements kept per session; past this, statements run unprepared rather than growing without bound.
     static let maxPreparedStatements = 256

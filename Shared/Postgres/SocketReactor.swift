@@ -1,20 +1,24 @@
 import CLibpq
 import Foundation
-import Synchronization
+import Locking
 
 /// One thread that waits, in `epoll`, for the sockets of every PostgreSQL session in the process, and wakes the task
-/// waiting on each.
+/// waiting on each; it is also a task executor, on which a lease's statements run without leaving the thread.
 ///
-/// Sessions drive libpq in non-blocking mode from Swift's cooperative pool: sending and reading never block, and
-/// waiting for the server is an `await` here. So a statement costs the caller no thread of its own and no hand-off
-/// to one; the only cross-thread step is this thread waking a task when its answer arrives, and under load one
-/// `epoll_wait` wakes many.
+/// Sessions drive libpq in non-blocking mode: sending and reading never block, and waiting for the server is an
+/// `await` here. A task on Swift's cooperative pool that runs a statement is woken by this thread when the answer
+/// arrives: one hand-off between threads per round trip. A task that prefers this executor (the pool sets the
+/// preference for the body of a lease, see ``DatabasePool/withConnection(timeout:_:)``) runs here instead: the
+/// answer's wake-up is a job queued on this same thread, run as soon as `epoll_wait` returns, so a session's
+/// statements cost no hand-off at all after the first.
 ///
 /// Sockets are registered edge-triggered, once: readiness that arrives while nobody waits is remembered, so a waiter
-/// never misses it. A spurious wake is harmless (libpq then reads nothing and the caller waits again).
-final class SocketReactor: Sendable {
-    /// The process's reactor. Its thread starts with the first socket and ends a second after the last one is gone,
-    /// so an idle process (or one whose main thread has finished) is not kept alive by it.
+/// never misses it. A spurious wake is harmless (libpq then reads nothing and the caller waits again). Jobs queued
+/// from other threads wake `epoll_wait` through an `eventfd`, written only while the thread sleeps.
+final class SocketReactor: TaskExecutor, Sendable {
+    /// The process's reactor. Its thread starts with the first socket or job and ends a second after the last socket
+    /// is gone and no job is queued, so an idle process (or one whose main thread has finished) is not kept alive by
+    /// it.
     static let shared = SocketReactor()
 
     enum Interest: Sendable {
@@ -44,32 +48,68 @@ final class SocketReactor: Sendable {
         }
     }
 
+    private struct State: @unchecked Sendable {  // UnownedJob is not Sendable; jobs only cross here, under the lock
+        var sockets: [Int32: Socket] = [:]
+        /// Jobs of tasks that prefer this executor, in the order they came.
+        var jobs: [UnownedJob] = []
+        /// The thread is in `epoll_wait` with no timeout to speak of: a new job must write to `wakeUp`.
+        var sleeping = false
+        var threadRunning = false
+
+        /// Marks the thread as running, and tells whether it must be started.
+        mutating func needsThread() -> Bool {
+            defer { threadRunning = true }
+            return !threadRunning
+        }
+    }
+
     private let epoll: Int32
-    private let sockets = Mutex<[Int32: Socket]>([:])
-    /// Whether the thread runs; changed only together with `sockets`, so a socket is never left without one.
-    private let threadRunning = Mutex(false)
+    /// An eventfd in the epoll set: a job queued from another thread writes to it to end a sleeping `epoll_wait`.
+    private let wakeUp: Int32
+    private let state = Locked(State())
 
     private init() {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epoll >= 0, "epoll_create1 failed: \(errno)")
+        wakeUp = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+        precondition(wakeUp >= 0, "eventfd failed: \(errno)")
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = wakeUp
+        precondition(epoll_ctl(epoll, EPOLL_CTL_ADD, wakeUp, &event) == 0, "epoll_ctl failed: \(errno)")
     }
+
+    // MARK: Executor
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let (start, wake) = state.withLock { state in
+            state.jobs.append(job)
+            defer { state.sleeping = false }
+            return (state.needsThread(), state.sleeping)
+        }
+        if start { startThread() }
+        if wake {
+            var one: UInt64 = 1
+            _ = write(wakeUp, &one, MemoryLayout<UInt64>.size)
+        }
+    }
+
+    // MARK: Sockets
 
     /// Starts watching `socket`. Call once per session, before waiting on it.
     func register(_ socket: Int32) throws {
-        threadRunning.withLock { running in
-            sockets.withLock { $0[socket] = Socket() }
-            guard !running else { return }
-            running = true
-            let thread = Thread { [self] in run() }
-            thread.name = "postgres-reactor"
-            thread.start()
+        let start = state.withLock { state in
+            state.sockets[socket] = Socket()
+            return state.needsThread()
         }
+        if start { startThread() }
         var event = epoll_event()
         event.events = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
         event.data.fd = socket
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, socket, &event) == 0 else {
             let code = errno
-            sockets.withLock { _ = $0.removeValue(forKey: socket) }
+            state.withLock { _ = $0.sockets.removeValue(forKey: socket) }
             throw PostgresError.client("cannot watch the database socket (errno \(code))")
         }
     }
@@ -77,24 +117,25 @@ final class SocketReactor: Sendable {
     /// Stops watching `socket` (before it is closed, so a reused descriptor number starts afresh). A task still
     /// waiting on it is woken.
     func deregister(_ socket: Int32) {
-        let waiter = sockets.withLock { $0.removeValue(forKey: socket)?.waiter }
+        let waiter = state.withLock { $0.sockets.removeValue(forKey: socket)?.waiter }
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil)
         waiter?.resume()
     }
 
     /// Returns once `socket` is ready for `interest` (or was since the last wait), or has been deregistered.
-    func wait(for interest: Interest, on socket: Int32) async {
-        if sockets.withLock({ $0[socket]?.take(interest) ?? true }) { return }
+    /// `nonisolated(nonsending)`: the caller (a session's actor) waits where it runs, with no hop on the way in.
+    nonisolated(nonsending) func wait(for interest: Interest, on socket: Int32) async {
+        if state.withLock({ $0.sockets[socket]?.take(interest) ?? true }) { return }
         await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
-            let ready = sockets.withLock { sockets -> Bool in
-                guard var entry = sockets[socket] else { return true }
+            let ready = state.withLock { state -> Bool in
+                guard var entry = state.sockets[socket] else { return true }
                 if entry.take(interest) {
-                    sockets[socket] = entry
+                    state.sockets[socket] = entry
                     return true
                 }
                 entry.waiter = continuation
                 entry.interest = interest
-                sockets[socket] = entry
+                state.sockets[socket] = entry
                 return false
             }
             if ready { continuation.resume() }
@@ -104,11 +145,11 @@ final class SocketReactor: Sendable {
     /// Whether `socket` became readable after its last wait: something may have arrived unread (for a session at
     /// rest, a sign that the server ended it). `false` means nothing arrived, without a system call.
     func mayHaveInput(on socket: Int32) -> Bool {
-        sockets.withLock { $0[socket]?.readable ?? true }
+        state.withLock { $0.sockets[socket]?.readable ?? true }
     }
 
     /// ``wait(for:on:)`` that also returns when the task is cancelled: for waits with no end in sight (LISTEN).
-    func waitCancellably(for interest: Interest, on socket: Int32) async {
+    nonisolated(nonsending) func waitCancellably(for interest: Interest, on socket: Int32) async {
         await withTaskCancellationHandler {
             await wait(for: interest, on: socket)
         } onCancel: {
@@ -118,36 +159,72 @@ final class SocketReactor: Sendable {
 
     /// Wakes the task waiting on `socket`, or makes its next wait return at once.
     private func wake(_ socket: Int32) {
-        let waiter = sockets.withLock { sockets -> UnsafeContinuation<Void, Never>? in
-            guard var entry = sockets[socket] else { return nil }
+        let waiter = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            guard var entry = state.sockets[socket] else { return nil }
             let waiter = entry.waiter
             entry.waiter = nil
             if waiter == nil { entry.readable = true }
-            sockets[socket] = entry
+            state.sockets[socket] = entry
             return waiter
         }
         waiter?.resume()
     }
 
+    // MARK: The thread
+
+    /// The thread's name, as `top -H` and tests see it.
+    static let threadName = "pg-reactor"
+
+    private func startThread() {
+        Thread { [self] in
+            favoriteme_name_current_thread(Self.threadName)
+            run()
+        }.start()
+    }
+
+    /// Turns of jobs run back to back (the jobs that one turn queued run in the next) before the sockets are
+    /// looked at again, so that tasks busy on this thread cannot keep the answers of others waiting.
+    private static let turnsBetweenPolls = 16
+
     private func run() {
         let capacity: Int32 = 128
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        var jobs: [UnownedJob] = []
         var ready: [UnsafeContinuation<Void, Never>] = []
         ready.reserveCapacity(Int(capacity))
         defer { events.deallocate() }
+        var turns = 0
         while true {
-            let count = epoll_wait(epoll, events, capacity, 1000)
-            if count == 0, threadRunning.withLock({ running in
-                guard sockets.withLock({ $0.isEmpty }) else { return false }
-                running = false
-                return true
-            }) { return }
-            guard count > 0 else { continue }  // idle with sockets, or EINTR
-            sockets.withLock { sockets in
-                for index in 0..<Int(count) {
+            let idle = state.withLock { state in
+                swap(&jobs, &state.jobs)
+                state.sleeping = jobs.isEmpty
+                return jobs.isEmpty
+            }
+            if !idle {
+                for job in jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+                jobs.removeAll(keepingCapacity: true)
+                turns += 1
+                if turns < Self.turnsBetweenPolls { continue }
+            }
+            turns = 0
+            // Nothing to run: sleep until a socket is ready or a job is queued (through `wakeUp`). Otherwise only
+            // look, and go on with the jobs.
+            let count = epoll_wait(epoll, events, capacity, idle ? 1000 : 0)
+            let stop = state.withLock { state -> Bool in
+                state.sleeping = false
+                if count == 0, idle, state.sockets.isEmpty, state.jobs.isEmpty {
+                    state.threadRunning = false
+                    return true
+                }
+                for index in 0..<Int(max(count, 0)) {
                     let event = events[index]
                     let socket = event.data.fd
-                    guard var entry = sockets[socket] else { continue }  // deregistered meanwhile
+                    if socket == wakeUp {
+                        var value: UInt64 = 0
+                        _ = read(wakeUp, &value, MemoryLayout<UInt64>.size)
+                        continue
+                    }
+                    guard var entry = state.sockets[socket] else { continue }  // deregistered meanwhile
                     let closedOrFailed = event.events & (EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0
                     if event.events & EPOLLIN.rawValue != 0 || closedOrFailed { entry.readable = true }
                     if event.events & EPOLLOUT.rawValue != 0 || closedOrFailed { entry.writable = true }
@@ -155,9 +232,13 @@ final class SocketReactor: Sendable {
                         entry.waiter = nil
                         ready.append(waiter)
                     }
-                    sockets[socket] = entry
+                    state.sockets[socket] = entry
                 }
+                return false
             }
+            if stop { return }
+            // A waiter that prefers this executor is queued here (no wake-up needed: the thread is awake) and runs on
+            // the next turn; any other goes to its own executor.
             for waiter in ready { waiter.resume() }
             ready.removeAll(keepingCapacity: true)
         }

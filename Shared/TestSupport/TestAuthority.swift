@@ -1,9 +1,9 @@
+import Contracts
 import Foundation
 import Hummingbird
 import JWTKit
+import Locking
 import ServiceKit
-import Synchronization
-import Contracts
 
 /// Stands in for auth-service in tests of the other services: publishes a key set and an (empty) revocation list on
 /// any router, and signs access tokens those services accept.
@@ -14,7 +14,7 @@ public struct TestAuthority: Sendable {
     public let deletedAccounts = DeletionList()
 
     public final class DeletionList: Sendable {
-        private let entries = Mutex<[DeletedAccounts.Entry]>([])
+        private let entries = Locked<[DeletedAccounts.Entry]>([])
         public func add(_ user: UUID, at date: Date = Date()) {
             entries.withLock { $0.append(.init(userId: user, deletedAt: date)) }
         }

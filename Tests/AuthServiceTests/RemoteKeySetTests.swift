@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWTKit
+import Locking
 import Logging
 import NIOCore
 import ServiceKit
@@ -12,7 +13,7 @@ import Testing
 /// The JWKS cache of services that verify tokens, against a stand-in key server whose keys change.
 @Suite struct RemoteKeySetTests {
     final class KeyServer: Sendable {
-        let keys = Mutex<[(kid: String, key: EdDSA.PrivateKey)]>([])
+        let keys = Locked<[(kid: String, key: EdDSA.PrivateKey)]>([])
         let fetches = Atomic<Int>(0)
 
         func add(_ kid: String) -> EdDSA.PrivateKey {
@@ -38,7 +39,7 @@ import Testing
 
     /// A clock the test moves by hand.
     final class ManualClock: Sendable {
-        private let current = Mutex(ContinuousClock.now)
+        private let current = Locked(ContinuousClock.now)
         var now: ContinuousClock.Instant { current.withLock { $0 } }
         func advance(_ duration: Duration) { current.withLock { $0 += duration } }
     }

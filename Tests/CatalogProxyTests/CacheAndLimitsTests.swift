@@ -1,6 +1,7 @@
 @testable import CatalogProxy
 import AsyncHTTPClient
 import Foundation
+import Locking
 import Logging
 import ServiceKit
 import Synchronization
@@ -8,7 +9,7 @@ import Testing
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_000_000))
+    private let current = Locked(Date(timeIntervalSince1970: 1_000_000))
     var now: Date { current.withLock { $0 } }
     func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

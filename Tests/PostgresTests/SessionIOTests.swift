@@ -41,4 +41,68 @@ import Testing
             #expect(try await pool.query(sleeping).single().decode(Int.self, at: 0) == 0)
         }
     }
+
+    /// A lease's body runs on the reactor's thread (the task prefers it as its executor), so its round trips cost no
+    /// hand-off between threads; a single `pool.query` and the caller's own code run where the caller runs.
+    @Test func aLeaseBodyRunsOnTheReactorAndTheCallerStaysOnItsOwn() async throws {
+        try await withTestPool(size: 2) { pool, _ in
+            let inside = try await pool.withConnection { connection in
+                var names = [Self.currentThreadName()]
+                for value in 1...3 {
+                    let answer = try await connection.query("SELECT \(value)::int").single().decode(Int.self, at: 0)
+                    #expect(answer == value)
+                    names.append(Self.currentThreadName())
+                }
+                return names
+            }
+            #expect(inside == Array(repeating: "pg-reactor", count: 4))
+            #expect(Self.currentThreadName() != "pg-reactor")
+            try await pool.query("SELECT 1")
+            #expect(Self.currentThreadName() != "pg-reactor")
+        }
+    }
+
+    /// Sessions waiting inside lease bodies (on the reactor's thread) do not hold that thread: other bodies' statements
+    /// complete meanwhile, and cancelling the waiting ones frees their backends.
+    @Test(.timeLimit(.minutes(1)))
+    func waitingLeaseBodiesLeaveTheReactorFree() async throws {
+        try await withTestPool(size: 4) { pool, _ in
+            let sleeping: SQL = """
+                SELECT count(*) FROM pg_stat_activity
+                 WHERE query LIKE '%reactor-test-sleeper%' AND state = 'active' AND pid <> pg_backend_pid()
+                """
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        _ = try await pool.withConnection {
+                            try await $0.query("SELECT pg_sleep(30) /* reactor-test-sleeper */")
+                        }
+                    }
+                }
+                var running = 0
+                for _ in 0..<200 where running < 2 {
+                    running = try await pool.query(sleeping).single().decode(Int.self, at: 0)
+                    if running < 2 { try await Task.sleep(for: .milliseconds(50)) }
+                }
+                #expect(running == 2)
+                let sum = try await pool.withConnection { connection in
+                    var sum = 0
+                    for value in 1...20 { sum += try await connection.query("SELECT \(value)::int").single().decode(Int.self, at: 0) }
+                    return sum
+                }
+                #expect(sum == 210)
+                group.cancelAll()
+                while let outcome = await group.nextResult() {
+                    #expect(throws: (any Error).self) { try outcome.get() }
+                }
+            }
+            #expect(try await pool.query(sleeping).single().decode(Int.self, at: 0) == 0)
+        }
+    }
+
+    /// The kernel's name of the calling thread (the reactor names its thread).
+    private static func currentThreadName() -> String {
+        let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+        return name?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Locking
 import NIOCore
-import Synchronization
 
 /// A stand-in for the Ticketmaster and Rijksmuseum APIs that answers from the recorded responses in
 /// `../shared/fixtures`, over real HTTP, on the upstreams' own paths: only the base URL differs from the real thing.
@@ -52,8 +52,8 @@ public final class ReplayUpstream: Sendable {
     }
 
     let fixtures: FixtureCatalog
-    private let faults = Mutex<[Fault]>([])
-    private let requests = Mutex<[LoggedRequest]>([])
+    private let faults = Locked<[Fault]>([])
+    private let requests = Locked<[LoggedRequest]>([])
 
     public init(fixtures root: URL) throws {
         fixtures = try FixtureCatalog(root: root)

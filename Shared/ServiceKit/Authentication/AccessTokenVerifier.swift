@@ -1,6 +1,6 @@
 import Foundation
 import JWTKit
-import Synchronization
+import Locking
 
 /// Public keys to check signatures with, looked up by `kid`.
 public protocol VerificationKeys: Sendable {
@@ -62,7 +62,7 @@ public struct AccessTokenVerifier: Sendable {
 /// Tokens that passed every check but the revocation one, until they expire. Bounded: when full it starts over,
 /// which costs only re-verification.
 final class VerifiedTokens: Sendable {
-    private let entries = Mutex<[String: (user: AuthenticatedUser, expiresAt: Date)]>([:])
+    private let entries = Locked<[String: (user: AuthenticatedUser, expiresAt: Date)]>([:])
     let capacity: Int
 
     init(capacity: Int) {

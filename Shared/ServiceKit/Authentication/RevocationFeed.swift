@@ -2,11 +2,11 @@ import AsyncHTTPClient
 import Contracts
 import Foundation
 import HTTPTypes
-import NIOHTTP1
+import Locking
 import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
-import Synchronization
 
 /// The sessions auth-service has ended recently, polled from `GET /v1/auth/revocations`, so that the access tokens
 /// of a logged-out session stop working here within one poll interval instead of at their expiry.
@@ -18,7 +18,7 @@ public final class RevocationFeed: SessionRevocations, Service, Sendable {
     let httpClient: HTTPClient
     let interval: Duration
     let logger: Logger
-    private let state = Mutex<(revoked: Set<UUID>, etag: String?)>(([], nil))
+    private let state = Locked<(revoked: Set<UUID>, etag: String?)>(([], nil))
 
     public init(authURL: String, httpClient: HTTPClient, interval: Duration, logger: Logger) {
         url = authURL.trimmingSuffix("/") + "/v1/auth/revocations"

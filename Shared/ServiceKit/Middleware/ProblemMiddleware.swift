@@ -2,10 +2,10 @@ import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Locking
 import Logging
 import NIOCore
 import Postgres
-import Synchronization
 
 /// Turns every error into `application/problem+json`: the framework's own (unknown route, wrong method, body too
 /// large), database unavailability, and anything unexpected (logged in full, answered with no internals).
@@ -95,7 +95,7 @@ public struct ProblemMiddleware: RouterMiddleware {
 /// The methods each route path answers, to tell 405 (with `Allow`) from 404. Filled once the service's routes are
 /// registered; middleware has to be added before routes, so it gets this holder instead of the list.
 public final class RouteTable: Sendable {
-    private let patterns: Mutex<[(segments: [Substring], methods: Set<HTTPRequest.Method>)]> = Mutex([])
+    private let patterns: Locked<[(segments: [Substring], methods: Set<HTTPRequest.Method>)]> = Locked([])
 
     public init() {}
 

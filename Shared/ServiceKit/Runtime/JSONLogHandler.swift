@@ -1,6 +1,6 @@
 import Foundation
+import Locking
 import Logging
-import Synchronization
 
 /// One JSON object per line on stdout: `{"time":…,"level":…,"logger":…,"message":…,<metadata>}`.
 ///
@@ -13,7 +13,7 @@ public struct JSONLogHandler: LogHandler {
     private let label: String
 
     /// Serializes writes so lines from concurrent requests never interleave.
-    private static let output = Mutex(())
+    private static let output = Locked(())
 
     public init(label: String, level: Logger.Level) {
         self.label = label

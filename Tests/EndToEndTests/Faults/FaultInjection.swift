@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Locking
 import NIOHTTP1
 import Postgres
 import Synchronization
@@ -36,7 +37,7 @@ enum FaultInjection {
 
 /// Requests made and the failed ones, from several tasks.
 final class Tally: Sendable {
-    private let state = Mutex((total: 0, failures: [String]()))
+    private let state = Locked((total: 0, failures: [String]()))
 
     func record(_ request: String, failed reason: String?) {
         state.withLock { state in

@@ -2,8 +2,8 @@ import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Locking
 import ServiceKit
-import Synchronization
 
 /// `GET /v1/catalog/{experience}/items?q=` and `GET /v1/catalog/{experience}/items/{id}`, for signed-in users: every
 /// call may spend our upstream quota.
@@ -84,7 +84,7 @@ extension HTTPField.Name {
 /// Per-user request budget on the catalog routes (each replica keeps its own): one user cannot spend the shared
 /// upstream quota for everyone.
 final class UserRateLimiter: Sendable {
-    private let buckets = Mutex<[UUID: TokenBucket]>([:])
+    private let buckets = Locked<[UUID: TokenBucket]>([:])
     let rate: Double
     let burst: Double
 

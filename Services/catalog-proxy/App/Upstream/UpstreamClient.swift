@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import Foundation
+import Locking
 import Logging
 import NIOCore
 import NIOHTTP1
 import ServiceKit
-import Synchronization
 
 /// How the proxy talks to one upstream.
 struct UpstreamSettings: Sendable {
@@ -53,12 +53,12 @@ final class UpstreamGate: Sendable {
         var quotaResetAt: Date?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     let dailyQuota: Int?
 
     init(settings: UpstreamSettings, now: Date = Date()) {
         dailyQuota = settings.dailyQuota
-        state = Mutex(State(
+        state = Locked(State(
             bucket: TokenBucket(rate: settings.requestsPerSecond, burst: settings.burst, now: now),
             breaker: CircuitBreaker(threshold: settings.breakerThreshold, cooldown: settings.breakerCooldown),
             day: Self.day(of: now), usedToday: 0, quotaResetAt: nil
