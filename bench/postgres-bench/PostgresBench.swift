@@ -11,14 +11,27 @@ struct PostgresBench: AsyncParsableCommand {
         abstract: "Prepared point reads or single-row inserts through the Postgres module, as fast as possible."
     )
 
-    enum Workload: String, ExpressibleByArgument, CaseIterable { case read, insert }
+    enum Workload: String, ExpressibleByArgument, CaseIterable {
+        case read, insert
+
+        /// The statement `worker` runs next: reads draw an id from 1…`rows`.
+        func statement(_ worker: Int, _ rows: Int, _ generator: inout SplitMix64) -> SQL {
+            switch self {
+            case .read:
+                "SELECT id, title, price FROM bench_items WHERE id = \(Int.random(in: 1...rows, using: &generator))"
+            case .insert:
+                "INSERT INTO bench_writes (worker, title) VALUES (\(worker), \("favorite"))"
+            }
+        }
+    }
 
     @Option(help: "libpq connection string of the benchmark database.") var url: String
     @Option(help: "read (prepared point SELECT) or insert (single-row INSERT).") var workload: Workload
     @Option(help: "Concurrent tasks; the pool has as many sessions.") var concurrency = 8
     @Option(help: "Seconds to run, after a one-second warm-up.") var seconds = 10
     @Option(help: "Rows in bench_items (ids 1…rows) for the read workload.") var rows = 100_000
-    @Flag(help: "Each task keeps one session for the whole run instead of leasing one per statement.") var hold = false
+    @Flag(help: "Each task keeps one session for the whole run (a withSession body) instead of leasing one per statement.")
+    var hold = false
 
     func run() async throws {
         let pool = DatabasePool(
@@ -43,27 +56,22 @@ struct PostgresBench: AsyncParsableCommand {
         return try await withThrowingTaskGroup(of: Int.self) { group in
             for worker in 0..<concurrency {
                 group.addTask {
-                    var count = 0
-                    var generator = SplitMix64(seed: UInt64(worker))
-                    func statement() -> SQL {
-                        switch workload {
-                        case .read:
-                            "SELECT id, title, price FROM bench_items WHERE id = \(Int.random(in: 1...rows, using: &generator))"
-                        case .insert:
-                            "INSERT INTO bench_writes (worker, title) VALUES (\(worker), \("favorite"))"
-                        }
-                    }
                     if hold {
-                        return try await pool.withConnection(timeout: .seconds(3600)) { connection in
+                        // As a service's transaction body runs: isolated to the session, on its reactor.
+                        return try await pool.withSession(timeout: .seconds(3600)) { connection in
+                            var generator = SplitMix64(seed: UInt64(worker))
+                            var count = 0
                             while ContinuousClock.now < deadline {
-                                try await connection.query(statement(), prepare: true)
+                                try await connection.query(workload.statement(worker, rows, &generator), prepare: true)
                                 count += 1
                             }
                             return count
                         }
                     }
+                    var generator = SplitMix64(seed: UInt64(worker))
+                    var count = 0
                     while ContinuousClock.now < deadline {
-                        try await pool.query(statement(), prepare: true)
+                        try await pool.query(workload.statement(worker, rows, &generator), prepare: true)
                         count += 1
                     }
                     return count
