@@ -12,33 +12,25 @@ import Testing
     func slowStatementsLeaveTheThreadsFree() async throws {
         let sleepers = ProcessInfo.processInfo.activeProcessorCount + 2
         try await withTestPool(size: sleepers + 1) { pool, _ in
-            let sleeping: SQL = """
-                SELECT count(*) FROM pg_stat_activity
-                 WHERE query LIKE '%io-test-sleeper%' AND state = 'active' AND pid <> pg_backend_pid()
-                """
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<sleepers {
                     group.addTask { try await pool.query("SELECT pg_sleep(30) /* io-test-sleeper */") }
                 }
-                var running = 0
-                for _ in 0..<200 where running < sleepers {
-                    running = try await pool.query(sleeping).single().decode(Int.self, at: 0)
-                    if running < sleepers { try await Task.sleep(for: .milliseconds(50)) }
-                }
+                let running = try await Self.waitForSleepers(sleepers, tagged: "io-test-sleeper", in: pool)
                 #expect(running == sleepers)
 
                 for value in 1...20 {
                     #expect(try await pool.query("SELECT \(value)::int").single().decode(Int.self, at: 0) == value)
                 }
                 // The sleepers are still waiting on the server: the quick statements did not wait for them.
-                #expect(try await pool.query(sleeping).single().decode(Int.self, at: 0) == sleepers)
+                #expect(try await Self.sleepers(tagged: "io-test-sleeper", in: pool) == sleepers)
 
                 group.cancelAll()  // cancels the sleepers' statements on the server
                 while let outcome = await group.nextResult() {
                     #expect(throws: (any Error).self) { try outcome.get() }
                 }
             }
-            #expect(try await pool.query(sleeping).single().decode(Int.self, at: 0) == 0)
+            #expect(try await Self.sleepers(tagged: "io-test-sleeper", in: pool) == 0)
         }
     }
 
@@ -67,10 +59,6 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func waitingLeaseBodiesLeaveTheReactorFree() async throws {
         try await withTestPool(size: 4) { pool, _ in
-            let sleeping: SQL = """
-                SELECT count(*) FROM pg_stat_activity
-                 WHERE query LIKE '%reactor-test-sleeper%' AND state = 'active' AND pid <> pg_backend_pid()
-                """
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<2 {
                     group.addTask {
@@ -79,11 +67,7 @@ import Testing
                         }
                     }
                 }
-                var running = 0
-                for _ in 0..<200 where running < 2 {
-                    running = try await pool.query(sleeping).single().decode(Int.self, at: 0)
-                    if running < 2 { try await Task.sleep(for: .milliseconds(50)) }
-                }
+                let running = try await Self.waitForSleepers(2, tagged: "reactor-test-sleeper", in: pool)
                 #expect(running == 2)
                 let sum = try await pool.withConnection { connection in
                     var sum = 0
@@ -96,8 +80,26 @@ import Testing
                     #expect(throws: (any Error).self) { try outcome.get() }
                 }
             }
-            #expect(try await pool.query(sleeping).single().decode(Int.self, at: 0) == 0)
+            #expect(try await Self.sleepers(tagged: "reactor-test-sleeper", in: pool) == 0)
         }
+    }
+
+    /// Statements running on the server whose text contains `tag`, other than the one asking.
+    private static func sleepers(tagged tag: String, in pool: DatabasePool) async throws -> Int {
+        try await pool.query("""
+            SELECT count(*) FROM pg_stat_activity
+             WHERE query LIKE \("%" + tag + "%") AND state = 'active' AND pid <> pg_backend_pid()
+            """).single().decode(Int.self, at: 0)
+    }
+
+    /// Polls (for up to about ten seconds) until `count` statements tagged `tag` run; returns how many ran last.
+    private static func waitForSleepers(_ count: Int, tagged tag: String, in pool: DatabasePool) async throws -> Int {
+        var running = 0
+        for _ in 0..<200 where running < count {
+            running = try await sleepers(tagged: tag, in: pool)
+            if running < count { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        return running
     }
 
     /// The kernel's name of the calling thread (the reactor names its thread).
