@@ -4,8 +4,12 @@
 #
 #   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 5] [--rounds 3]
 #
-# Absolute numbers drift on a shared machine, even within a minute; so the three programs take turns, `rounds`
-# times, and each figure is the median of its rounds. The ratios are what to compare between runs.
+# The goal's baseline is pgbench with two threads (-j 2), one per core. pgbench with one thread (-j 1) runs too: the
+# module drives every session from one reactor thread, so that ratio shows its cost per statement apart from
+# pgbench's second thread.
+#
+# Absolute numbers drift on a shared machine, even within a minute; so the programs take turns, `rounds` times, and
+# each figure is the median of its rounds. The ratios are what to compare between runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib/common.sh
@@ -53,8 +57,8 @@ cat > "$work/insert.sql" <<'SQL'
 INSERT INTO bench_writes (worker, title) VALUES (:worker, 'favorite');
 SQL
 
-pgbench_tps() { # workload concurrency
-    PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres pgbench -n -M prepared -f "$work/$1.sql" -c "$2" -j 2 -T "$seconds" postgres \
+pgbench_tps() { # workload concurrency threads
+    PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres pgbench -n -M prepared -f "$work/$1.sql" -c "$2" -j "$3" -T "$seconds" postgres \
         2>/dev/null | awk '/^tps = / { printf "%d", $3 }'
 }
 swift_tps() { # workload concurrency [--hold]
@@ -64,17 +68,21 @@ swift_tps() { # workload concurrency [--hold]
 
 # swift_tps: a pool lease per statement, as a service does. held_tps: each task keeps one session, which isolates
 # the cost of leasing from the cost of a statement.
-printf '%-8s %-12s %10s %10s %12s %12s %10s\n' workload concurrency swift_tps held_tps pgbench_tps ratio held_ratio
+# pgbench_1t_tps, held_ratio_1t: pgbench with one thread, and the held figure against it.
+printf '%-8s %-12s %10s %10s %12s %8s %10s %15s %14s\n' workload concurrency swift_tps held_tps pgbench_tps ratio \
+    held_ratio pgbench_1t_tps held_ratio_1t
 for workload in read insert; do
     for c in $concurrency_levels; do
-        leased=() held=() native=()
+        leased=() held=() native=() single=()
         for _ in $(seq 1 "$rounds"); do
             leased+=("$(swift_tps "$workload" "$c")")
             held+=("$(swift_tps "$workload" "$c" --hold)")
-            native+=("$(pgbench_tps "$workload" "$c")")
+            native+=("$(pgbench_tps "$workload" "$c" 2)")
+            single+=("$(pgbench_tps "$workload" "$c" 1)")
         done
-        s="$(median "${leased[@]}")" h="$(median "${held[@]}")" p="$(median "${native[@]}")"
-        printf '%-8s %-12s %10s %10s %12s %12s %10s\n' "$workload" "$c" "$s" "$h" "$p" "$(ratio "$s" "$p")" "$(ratio "$h" "$p")"
+        s="$(median "${leased[@]}")" h="$(median "${held[@]}")" p="$(median "${native[@]}")" p1="$(median "${single[@]}")"
+        printf '%-8s %-12s %10s %10s %12s %8s %10s %15s %14s\n' "$workload" "$c" "$s" "$h" "$p" "$(ratio "$s" "$p")" \
+            "$(ratio "$h" "$p")" "$p1" "$(ratio "$h" "$p1")"
     done
 done
 bench_stamp
