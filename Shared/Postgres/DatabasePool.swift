@@ -354,7 +354,19 @@ public final class DatabasePool: Service, Sendable {
     }
 
     private func release(_ connection: PostgresConnection) async {
-        let reusable = connection.endLease()
+        switch connection.endLease() {
+        case .reusable:
+            await giveBack(connection, reusable: true)
+        case .unusable:
+            await giveBack(connection, reusable: false)
+        case .cancelInFlight:
+            // The caller goes on at once. The session stays booked as leased until its cancel has reached the server
+            // (a late one would stop the next lease's statement); if that takes too long, it is replaced.
+            Task { await giveBack(connection, reusable: await connection.cancelDelivered(within: .seconds(1))) }
+        }
+    }
+
+    private func giveBack(_ connection: PostgresConnection, reusable: Bool) async {
         // Removed from the books and handed on under one lock: a close() in between would miss the session.
         let (kept, handed, drained, gauges) = state.withLock { state in
             state.removeLeased(connection)
@@ -396,7 +408,6 @@ public final class DatabasePool: Service, Sendable {
 
     private func expireOverdueLeases() {
         let now = ContinuousClock.now
-        // Outside the lock: cancelling a statement is a round trip to the server.
         for connection in state.withLock(\.leased) { connection.expireLeaseIfOverdue(now: now) }
     }
 

@@ -60,7 +60,7 @@ public actor PostgresConnection {
         handle = connection
         self.socket = socket
         reactor = .shared
-        let cancel = UInt(bitPattern: PQgetCancel(connection))
+        let cancel = CancelRequest(connection)
         shared.withLock { $0 = SharedState(cancel: cancel, socket: socket, idle: true) }
     }
 
@@ -96,7 +96,7 @@ public actor PostgresConnection {
     /// Callable from any thread without a hop.
     public nonisolated var isReusable: Bool {
         shared.withLock { state in
-            guard state.idle, !state.running, !state.closed else { return false }
+            guard state.idle, !state.running, !state.closed, !state.cancelInFlight else { return false }
             // Only look at the socket if the reactor saw it become readable since the last statement.
             guard reactor.mayHaveInput(on: state.socket) else { return true }
             var descriptor = pollfd(fd: state.socket, events: Int16(POLLIN), revents: 0)
@@ -104,14 +104,27 @@ public actor PostgresConnection {
         }
     }
 
-    /// Asks the server to cancel the statement running now, if any. Any thread; blocks for one round trip.
+    /// Asks the server to cancel the statement running now, if any. Any thread; returns at once.
     /// The statement then fails with SQLSTATE 57014 and the session stays usable.
+    ///
+    /// `PQcancel` opens a connection of its own and waits until the server has acted, which takes a round trip, or
+    /// minutes when the server cannot be reached. So it runs on a thread started for it: never on the caller's (a
+    /// task's cancellation handler, the pool's reaper), and never under the session's lock, which the reactor takes.
+    /// Until it is done, the session is not handed out again (``endLease()``, ``isReusable``): a cancel that reached
+    /// the server late would otherwise stop the next lease's statement.
     public nonisolated func cancelRunningStatement() {
-        shared.withLock { state in
-            guard state.running, let cancel = OpaquePointer(bitPattern: state.cancel) else { return }
-            var error = [CChar](repeating: 0, count: 256)
-            _ = PQcancel(cancel, &error, Int32(error.count))
+        let request = shared.withLock { state -> CancelRequest? in
+            guard state.running, !state.cancelInFlight, let cancel = state.cancel else { return nil }
+            state.cancelInFlight = true
+            return cancel
         }
+        guard let request else { return }
+        let thread = Thread { [shared] in
+            request.send()
+            shared.withLock { $0.cancelInFlight = false }
+        }
+        thread.name = "postgres-cancel"
+        thread.start()
     }
 
     /// Starts a lease that must end by `deadline`; whatever an earlier lease's deadline did no longer applies.
@@ -122,13 +135,35 @@ public actor PostgresConnection {
         }
     }
 
-    /// Ends the lease, and tells whether the session ended its last statement cleanly outside a transaction. No
-    /// system call: this is checked on release, while ``isReusable`` (which may look at the socket) is checked on lease.
-    nonisolated func endLease() -> Bool {
+    /// How a lease left the session.
+    enum LeaseEnd {
+        /// It ended its last statement cleanly, outside a transaction.
+        case reusable
+        /// As `reusable`, but a cancel request is still on its way to the server.
+        case cancelInFlight
+        /// Closed, broken, inside a transaction or amid a statement.
+        case unusable
+    }
+
+    /// Ends the lease. No system call: this is checked on release, while ``isReusable`` (which may look at the socket)
+    /// is checked on lease.
+    nonisolated func endLease() -> LeaseEnd {
         shared.withLock { state in
             state.leaseDeadline = nil
-            return state.idle && !state.running && !state.closed
+            guard state.idle, !state.running, !state.closed else { return .unusable }
+            return state.cancelInFlight ? .cancelInFlight : .reusable
         }
+    }
+
+    /// Waits, up to `limit`, until the cancel request on its way has reached the server (usually well under a
+    /// millisecond after the cancelled statement's error), and tells whether it did.
+    nonisolated func cancelDelivered(within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while shared.withLock(\.cancelInFlight) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return true
     }
 
     /// If the lease is past its deadline, marks it out of time: the running statement is cancelled and every later
@@ -147,12 +182,9 @@ public actor PostgresConnection {
     public func close() {
         guard let connection = handle else { return }
         handle = nil
-        let cancel = shared.withLock { state in
-            defer { state = SharedState(closed: true) }
-            return state.cancel
-        }
+        // A cancel still on its way keeps its own reference to the request, which is freed after it.
+        shared.withLock { $0 = SharedState(closed: true) }
         reactor.deregister(socket)  // before PQfinish closes the descriptor, whose number may then be reused
-        PQfreeCancel(OpaquePointer(bitPattern: cancel))
         PQfinish(connection)
     }
 
@@ -475,13 +507,36 @@ public actor PostgresConnection {
 
 /// What other threads may touch, guarded by a mutex.
 struct SharedState: Sendable {
-    var cancel: UInt = 0
+    var cancel: CancelRequest?
+    /// A ``CancelRequest/send()`` has started and not returned yet.
+    var cancelInFlight = false
     var socket: Int32 = -1
     var idle = false
     var running = false
     var closed = false
     var timedOut = false
     var leaseDeadline: ContinuousClock.Instant?
+}
+
+/// libpq's cancel handle for one session (`PGcancel`), freed when neither the session nor a cancel on its way needs it.
+///
+/// `@unchecked Sendable`: libpq never changes a `PGcancel` after making it, and documents `PQcancel` as safe to call
+/// from any thread (even a signal handler).
+final class CancelRequest: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    init?(_ connection: OpaquePointer) {
+        guard let handle = PQgetCancel(connection) else { return nil }
+        self.handle = handle
+    }
+
+    deinit { PQfreeCancel(handle) }
+
+    /// Asks the server to cancel the session's running statement, and waits until it has acted. Blocks.
+    func send() {
+        var error = [CChar](repeating: 0, count: 256)
+        _ = PQcancel(handle, &error, Int32(error.count))
+    }
 }
 
 /// Transaction isolation levels.

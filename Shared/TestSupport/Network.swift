@@ -1,18 +1,175 @@
 import Foundation
+import Locking
 
 /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picks it; the socket is closed again).
 public func freeLoopbackPort() throws -> Int {
+    let descriptor = try loopbackSocket(port: 0)
+    defer { close(descriptor) }
+    return try boundPort(of: descriptor)
+}
+
+/// A TCP relay on 127.0.0.1 in front of a server, for tests of what a client does when the network fails it.
+///
+/// It forwards every connection until ``swallowNewConnections()``: from then on, new connections are accepted and
+/// read, but never forwarded nor answered, as a server behind a dead link looks to a client. Connections made before
+/// keep working. ``stop()`` closes everything, so a client stuck on a swallowed connection sees it end.
+public final class TCPRelay: Sendable {
+    /// The relay's port on 127.0.0.1.
+    public let port: Int
+    private let listener: Int32
+    private let state = Locked(State())
+
+    private struct State {
+        var swallowing = false
+        var stopped = false
+        /// Every connection's descriptors, each closed by the last thread that uses it.
+        var open: Set<Int32> = []
+    }
+
+    /// Relays to `host` (an IPv4 address) and `port`.
+    public init(to host: String, port upstreamPort: Int) throws {
+        listener = try loopbackSocket(port: 0)
+        guard listen(listener, 16) == 0 else {
+            close(listener)
+            throw TestSupportError("listen() failed: \(errno)")
+        }
+        port = try boundPort(of: listener)
+        let upstream = try Self.address(host, upstreamPort)
+        Thread { [self] in acceptConnections(upstream: upstream) }.start()
+    }
+
+    /// New connections are accepted and then ignored; those already made go on.
+    public func swallowNewConnections() { state.withLock { $0.swallowing = true } }
+
+    /// New connections are forwarded again.
+    public func forwardNewConnections() { state.withLock { $0.swallowing = false } }
+
+    /// Ends every connection and stops accepting. Idempotent.
+    public func stop() {
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.stopped = true
+            // shutdown, not close: it wakes the threads blocked on these descriptors, which then close them. Under the
+            // lock, so that none is closed (and its number reused) in between.
+            for descriptor in state.open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+            shutdown(listener, Int32(SHUT_RDWR))
+        }
+    }
+
+    private func acceptConnections(upstream: sockaddr_in) {
+        defer { close(listener) }
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return  // stopped
+            }
+            let (admitted, swallowing) = state.withLock { state in
+                if !state.stopped { state.open.insert(client) }
+                return (!state.stopped, state.swallowing)
+            }
+            guard admitted else {
+                close(client)
+                return
+            }
+            if swallowing {
+                Thread { [self] in
+                    drain(client)
+                    release([client])
+                }.start()
+                continue
+            }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = upstream
+            let connected = server >= 0 && withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            let tracked = connected && state.withLock { state in
+                guard !state.stopped else { return false }
+                state.open.insert(server)
+                return true
+            }
+            guard tracked else {
+                if server >= 0 { close(server) }
+                release([client])
+                continue
+            }
+            // Two pumps, one per direction; the second to finish closes both descriptors.
+            let pumpsLeft = Locked(2)
+            for (source, target) in [(client, server), (server, client)] {
+                Thread { [self] in
+                    pump(from: source, to: target)
+                    if pumpsLeft.withLock({ count in
+                        count -= 1
+                        return count == 0
+                    }) { release([client, server]) }
+                }.start()
+            }
+        }
+    }
+
+    private func pump(from source: Int32, to target: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        copying: while true {
+            let count = read(source, &buffer, buffer.count)
+            guard count > 0 else { break }
+            var sent = 0
+            while sent < count {
+                // MSG_NOSIGNAL: a peer that is gone must end the pump, not the test process (SIGPIPE).
+                let written = buffer.withUnsafeBytes { send(target, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
+                guard written > 0 else { break copying }
+                sent += written
+            }
+        }
+        shutdown(target, Int32(SHUT_WR))
+    }
+
+    private func drain(_ descriptor: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        while read(descriptor, &buffer, buffer.count) > 0 {}
+    }
+
+    private func release(_ descriptors: [Int32]) {
+        state.withLock { state in
+            for descriptor in descriptors { state.open.remove(descriptor) }
+        }
+        for descriptor in descriptors { close(descriptor) }
+    }
+
+    private static func address(_ host: String, _ port: Int) throws -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw TestSupportError("not an IPv4 address: \(host)")
+        }
+        return address
+    }
+}
+
+/// A TCP socket bound to 127.0.0.1:`port` (0: the kernel picks one).
+private func loopbackSocket(port: Int) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw TestSupportError("socket() failed: \(errno)") }
-    defer { close(descriptor) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard bound == 0 else { throw TestSupportError("bind() failed: \(errno)") }
+    guard bound == 0 else {
+        close(descriptor)
+        throw TestSupportError("bind() failed: \(errno)")
+    }
+    return descriptor
+}
+
+/// The port a bound socket got.
+private func boundPort(of descriptor: Int32) throws -> Int {
+    var address = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let named = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }

@@ -82,6 +82,73 @@ import Testing
         }
     }
 
+    /// `PQcancel` opens a connection of its own and waits for the server: when that connection hangs, neither the
+    /// thread that cancels nor the reactor may hang with it, and the session must not serve another lease while its
+    /// cancel is still on the way (a late cancel would stop that lease's statement).
+    @Test func aCancelThatCannotReachTheServerBlocksNoThreadAndRetiresItsSession() async throws {
+        try await withTestDatabase { database in
+            let server = try await database.makePool(size: 1).closing { pool in
+                try await pool.query("SELECT host(inet_server_addr()), current_setting('port')::int").single()
+                    .decode((String?, Int).self)
+            }
+            let relay = try TCPRelay(to: server.0 ?? "127.0.0.1", port: server.1)
+            defer { relay.stop() }
+            let pool = DatabasePool(
+                connection: ConnectionConfiguration(
+                    connectionString: database.connectionString + " host=127.0.0.1 port=\(relay.port)",
+                    applicationName: "favoriteme-tests"
+                ),
+                pool: PoolConfiguration(size: 2, leaseTimeout: .seconds(60), queryTimeout: .seconds(60))
+            )
+            try await pool.closing { pool in
+                let sleeper = Task {
+                    try await pool.withConnection { connection in
+                        let backend = try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                        try await connection.query("SELECT pg_sleep(2)")
+                        return backend
+                    }
+                }
+                try await waitUntil {
+                    try await pool.query("""
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE query = 'SELECT pg_sleep(2)' AND state = 'active' AND datname = current_database()
+                        """).single().decode(Int.self, at: 0) == 1
+                }
+                relay.swallowNewConnections()  // the sessions' connections go on; the cancel's new one hangs
+
+                let cancelled = DispatchSemaphore(value: 0)
+                Thread {
+                    sleeper.cancel()
+                    cancelled.signal()
+                }.start()
+                let returned = cancelled.wait(timeout: .now() + 2) == .success
+                #expect(returned, "cancelling the task waited for the unreachable server")
+                if !returned { relay.stop() }  // lets the old, blocking cancel go, so that this fails instead of hanging
+
+                // The other session still serves while the cancel hangs: the reactor is not stuck behind it.
+                #expect(try await pool.query("SELECT 7").single().decode(Int.self, at: 0) == 7)
+                // The cancel never reached the server, so the statement ran out its two seconds.
+                let sleeperBackend = try await sleeper.value
+                relay.forwardNewConnections()
+                // Two leases at once need both sessions: the sleeper's was closed and replaced (a second after its
+                // lease ended, its cancel still hanging), not handed out again.
+                let backends = try await withThrowingTaskGroup(of: Int32.self) { group in
+                    for _ in 0..<2 {
+                        group.addTask {
+                            try await pool.withConnection { connection in
+                                try await connection.query("SELECT pg_sleep(0.2)")
+                                return try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [Int32]()) { $0.append($1) }
+                }
+                #expect(backends.count == 2)
+                #expect(!backends.contains(sleeperBackend))
+            }
+        }
+    }
+
     @Test func sessionLeftInsideATransactionIsNeverHandedOutAgain() async throws {
         try await withTestPool(size: 1) { pool, _ in
             let firstBackend = try await pool.withConnection { connection in
