@@ -61,7 +61,7 @@ public final class TCPRelay: Sendable {
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == ECONNABORTED { continue }  // a signal, or a client that gave up first
                 return  // stopped
             }
             let (admitted, swallowing) = state.withLock { state in
