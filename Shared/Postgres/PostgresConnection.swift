@@ -67,7 +67,7 @@ public actor PostgresConnection {
     /// `PQconnectdbParams` on a thread of its own; the `PGconn *` crosses back as an address.
     private static func connect(_ keywords: [(String, String)]) async -> Result<OpaquePointer, PostgresError> {
         let address = await withCheckedContinuation { (continuation: CheckedContinuation<Result<UInt, PostgresError>, Never>) in
-            let thread = Thread {
+            runOnThreadOfItsOwn(named: "postgres-connect") {
                 continuation.resume(returning: Result {
                     // Both arrays end with a NULL entry, as libpq requires.
                     let connection = try withCStrings(keywords.map(\.0) + [nil]) { names in
@@ -85,8 +85,6 @@ public actor PostgresConnection {
                     return UInt(bitPattern: connection)
                 }.mapError { $0 as? PostgresError ?? .client("\($0)") })
             }
-            thread.name = "postgres-connect"
-            thread.start()
         }
         return address.map { OpaquePointer(bitPattern: $0)! }
     }
@@ -119,11 +117,17 @@ public actor PostgresConnection {
             return cancel
         }
         guard let request else { return }
-        let thread = Thread { [shared] in
+        Self.runOnThreadOfItsOwn(named: "postgres-cancel") { [shared] in
             request.send()
             shared.withLock { $0.cancelInFlight = false }
         }
-        thread.name = "postgres-cancel"
+    }
+
+    /// Runs `work` on a thread started for it: the libpq calls that block (connecting, cancelling) never run on a
+    /// caller's thread or the reactor's.
+    private static func runOnThreadOfItsOwn(named name: String, _ work: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: work)
+        thread.name = name
         thread.start()
     }
 
