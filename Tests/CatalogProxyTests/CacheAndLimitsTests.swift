@@ -141,6 +141,37 @@ final class CallCounter: Sendable {
         try gate.admit(now: UpstreamGate.nextDay(after: start))  // a new UTC day
     }
 
+    @Test func aCallRefusedByAnotherLimitDoesNotTakeTheBreakersTrial() throws {
+        let settings = UpstreamSettings(
+            baseURL: "https://example.invalid", apiKey: nil, requestsPerSecond: 100, burst: 100, dailyQuota: nil,
+            attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 1, breakerCooldown: 30, maximumBodyBytes: 1024)
+        let gate = UpstreamGate(settings: settings, now: start)
+        try gate.admit(now: start)
+        gate.recordFailure(now: start)  // open until start + 30
+        gate.quotaExhausted(until: start.addingTimeInterval(31))
+        #expect(throws: UpstreamFailure.rateLimited(retryAfter: 1)) { try gate.admit(now: start.addingTimeInterval(30)) }
+        try gate.admit(now: start.addingTimeInterval(31))  // the trial is still there once the quota reopens
+        #expect(throws: UpstreamFailure.self) { try gate.admit(now: start.addingTimeInterval(32)) }  // and only one
+    }
+
+    @Test func aSpikeArrest429PausesBrieflyAndAQuota429UntilTheReset() {
+        let now = Date(timeIntervalSince1970: 1_469_900_000)
+        let reset = "1469920563443"  // epoch milliseconds, about 5.7 hours later
+        func body(_ code: String) -> Data { Data(#"{"fault":{"faultstring":"x","detail":{"errorcode":"\#(code)"}}}"#.utf8) }
+        let quota = UpstreamClient.endOfRateLimit(
+            resetHeader: reset, retryAfterHeader: nil, body: body("policies.ratelimit.QuotaViolation"), now: now)
+        #expect(quota == Date(timeIntervalSince1970: 1_469_920_563.443))
+        let spike = UpstreamClient.endOfRateLimit(
+            resetHeader: reset, retryAfterHeader: nil, body: body("policies.ratelimit.SpikeArrestViolation"), now: now)
+        #expect(spike == now.addingTimeInterval(1))
+        #expect(UpstreamClient.endOfRateLimit(resetHeader: reset, retryAfterHeader: "7", body: Data("<html/>".utf8),
+                                              now: now) == now.addingTimeInterval(7))
+        // A reset already past is no reason to wait.
+        #expect(UpstreamClient.endOfRateLimit(resetHeader: "1000", retryAfterHeader: nil,
+                                              body: body("policies.ratelimit.QuotaViolation"), now: now)
+                == now.addingTimeInterval(1))
+    }
+
     @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() {
         let client = UpstreamClient(
             name: "t", settings: UpstreamSettings(

@@ -178,6 +178,9 @@ import Testing
                 "/v1/catalog/ticketmaster/items?q=x&cursor=not-a-cursor",
                 "/v1/catalog/ticketmaster/items?q=x&limit=-1",
                 "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(page: 20, pageSize: 50).encoded)",
+                // Page numbers whose offset overflows an Int: refused, not a crash.
+                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(page: Int.max, pageSize: 50).encoded)",
+                "/v1/catalog/rijksmuseum/items?q=x&cursor=\(PageCursor(page: 999_999_999_999_999_999, pageSize: 50).encoded)",
             ]
             for path in paths {
                 let response = try await api.get(path)

@@ -34,8 +34,10 @@ struct Catalog: Sendable {
         let source = backend.source
         let key = "\(source.experience)|search|\(text.lowercased())|\(page)|\(pageSize)"
         return try await lookup(key: key, policy: searchPolicy, logger: logger) {
-            let (_, body) = try await backend.client.get(
+            let (status, body) = try await backend.client.get(
                 source.searchRequest(text: text, page: page, pageSize: pageSize), requestID: requestID, logger: logger)
+            // A 404 is an answer for a detail only: a search that gets one must not cache it as an empty page.
+            guard (200..<300).contains(status) else { throw UpstreamFailure.failed("status \(status)") }
             let results = try Self.decode { try source.decodeSearch(body, page: page, pageSize: pageSize) }
             let page = CatalogPage(items: results.items,
                                    nextCursor: results.hasMore

@@ -52,9 +52,10 @@ enum SourceError: Error, Equatable {
 }
 
 extension CatalogSource {
-    /// Whether page `page` (zero-based) of `pageSize` items is within the source's paging limit.
+    /// Whether page `page` (zero-based) of `pageSize` items is within the source's paging limit. Divides rather than
+    /// multiplies: a cursor may carry any page number, and an overflow would stop the process.
     func isReachable(page: Int, pageSize: Int) -> Bool {
-        (page + 1) * pageSize <= maximumDepth
+        pageSize > 0 && page >= 0 && page < maximumDepth / pageSize
     }
 }
 

@@ -13,10 +13,14 @@ struct RijksmuseumSource: CatalogSource {
     /// Object numbers: a 2–4 letter collection prefix and dash-separated parts of capitals and digits, with the dots
     /// and parenthesised suffixes real numbers have (`SK-C-5`, `RP-P-OB-35.976`, `RP-T-1930-54(V)`). Lower case is
     /// accepted and upper-cased, because the API answers "no such object" to a lower-case number.
+    ///
+    /// The parts are matched one by one: as one pattern repeated over all parts, a near miss made the regex engine
+    /// try every way of splitting every part, which takes exponential time in the number of parts.
     func canonicalID(_ id: String) -> String? {
         let upper = id.uppercased()
-        guard upper.utf8.count <= 64,
-              upper.wholeMatch(of: #/[A-Z]{2,4}(-[A-Z0-9]+(\.[0-9]+)?(\([A-Z0-9]+\))?[A-Z0-9]*)+/#) != nil
+        let parts = upper.split(separator: "-", omittingEmptySubsequences: false)
+        guard upper.utf8.count <= 64, parts.count >= 2, parts[0].wholeMatch(of: #/[A-Z]{2,4}/#) != nil,
+              parts.dropFirst().allSatisfy({ $0.wholeMatch(of: #/[A-Z0-9]+(\.[0-9]+)?(\([A-Z0-9]+\))?[A-Z0-9]*/#) != nil })
         else { return nil }
         return upper
     }
@@ -40,7 +44,7 @@ struct RijksmuseumSource: CatalogSource {
         }
         let items = objects.elements.map(item(from:))
         let total = envelope.count ?? items.count
-        let hasMore = (page + 1) * pageSize < total && isReachable(page: page + 1, pageSize: pageSize)
+        let hasMore = isReachable(page: page + 1, pageSize: pageSize) && (page + 1) * pageSize < total
         return SearchResults(items: items, hasMore: hasMore)
     }
 

@@ -31,7 +31,7 @@ struct TicketmasterSource: CatalogSource {
         let envelope = try Upstream.decode(SearchEnvelope.self, from: body, source: "Ticketmaster")
         let items = (envelope._embedded?.events.elements ?? []).map { item(from: $0, detailed: false) }
         let total = envelope.page?.totalElements ?? items.count
-        let hasMore = (page + 1) * pageSize < total && isReachable(page: page + 1, pageSize: pageSize)
+        let hasMore = isReachable(page: page + 1, pageSize: pageSize) && (page + 1) * pageSize < total
         return SearchResults(items: items, hasMore: hasMore)
     }
 

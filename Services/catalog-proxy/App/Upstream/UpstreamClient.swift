@@ -68,7 +68,7 @@ final class UpstreamGate: Sendable {
     /// Lets one call go out at `now`, or says why not.
     func admit(now: Date) throws(UpstreamFailure) {
         let refusal: UpstreamFailure? = state.withLock { state in
-            if let wait = state.breaker.admit(now: now) { return .circuitOpen(retryAfter: wait) }
+            if let wait = state.breaker.refusal(now: now) { return .circuitOpen(retryAfter: wait) }
             if let reset = state.quotaResetAt {
                 if now < reset { return .rateLimited(retryAfter: reset.timeIntervalSince(now)) }
                 state.quotaResetAt = nil
@@ -81,6 +81,7 @@ final class UpstreamGate: Sendable {
                 return .rateLimited(retryAfter: Self.nextDay(after: now).timeIntervalSince(now))
             }
             if let wait = state.bucket.take(now: now) { return .rateLimited(retryAfter: wait) }
+            _ = state.breaker.admit(now: now)  // last: only a call that really goes out takes a half-open trial
             state.usedToday += 1
             return nil
         }
@@ -173,11 +174,14 @@ struct UpstreamClient: Sendable {
             let response = try await httpClient.execute(outgoing, timeout: .init(settings.attemptTimeout))
             let status = Int(response.status.code)
             if status == 429 {
-                let reset = response.headers.first(name: "Rate-Limit-Reset").flatMap(Double.init)
-                    .map { Date(timeIntervalSince1970: $0 / 1000) }  // epoch milliseconds
-                let until = reset.flatMap { $0 > Date() ? $0 : nil } ?? Date().addingTimeInterval(1)
+                let body = try? await response.body.collect(upTo: 16_384)
+                let now = Date()
+                let until = Self.endOfRateLimit(
+                    resetHeader: response.headers.first(name: "Rate-Limit-Reset"),
+                    retryAfterHeader: response.headers.first(name: "Retry-After"),
+                    body: body.map { Data($0.readableBytesView) } ?? Data(), now: now)
                 gate.quotaExhausted(until: until)
-                throw UpstreamFailure.rateLimited(retryAfter: until.timeIntervalSinceNow)
+                throw UpstreamFailure.rateLimited(retryAfter: until.timeIntervalSince(now))
             }
             let body = try await response.body.collect(upTo: settings.maximumBodyBytes)
             if (400..<500).contains(status) && status != 404 { throw UpstreamFailure.rejected(status) }
@@ -194,6 +198,30 @@ struct UpstreamClient: Sendable {
         } catch {
             throw .failed("\(type(of: error))")
         }
+    }
+
+    /// Until when a 429 closes the upstream. Ticketmaster's gateway sends two kinds, told apart by the body's
+    /// `fault.detail.errorcode`: a spent daily quota (`…QuotaViolation`), which lasts until `Rate-Limit-Reset` (epoch
+    /// milliseconds), and a per-second spike arrest, which carries the same header naming the *daily* reset but only
+    /// needs a short pause. So the reset is honoured for a quota violation only; otherwise a `Retry-After` in seconds
+    /// (capped at an hour), else one second.
+    static func endOfRateLimit(resetHeader: String?, retryAfterHeader: String?, body: Data, now: Date) -> Date {
+        struct Fault: Decodable {
+            struct Inner: Decodable {
+                struct Detail: Decodable { var errorcode: String? }
+                var detail: Detail?
+            }
+            var fault: Inner?
+        }
+        let errorCode = (try? JSONDecoder().decode(Fault.self, from: body))?.fault?.detail?.errorcode ?? ""
+        if errorCode.hasSuffix("QuotaViolation"), let milliseconds = resetHeader.flatMap(Double.init) {
+            let reset = Date(timeIntervalSince1970: milliseconds / 1000)
+            if reset > now { return reset }
+        }
+        if let seconds = retryAfterHeader.flatMap(Int.init), seconds > 0 {
+            return now.addingTimeInterval(TimeInterval(min(seconds, 3600)))
+        }
+        return now.addingTimeInterval(1)
     }
 
     /// Base URL from configuration, path from the source, query values percent-encoded, then the key.

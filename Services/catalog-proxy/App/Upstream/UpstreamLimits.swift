@@ -41,22 +41,26 @@ struct CircuitBreaker: Sendable, Equatable {
         self.cooldown = cooldown
     }
 
-    /// Whether a call may go out at `now`; when not, how long until the breaker lets one try.
-    mutating func admit(now: Date) -> TimeInterval? {
+    /// When the breaker would refuse a call at `now`, how long until it lets one try; nil when it would let it go.
+    /// Changes nothing: a caller with other limits to check asks this first, and calls ``admit(now:)`` last, so that a
+    /// call refused elsewhere does not take the half-open breaker's one trial.
+    func refusal(now: Date) -> TimeInterval? {
         switch state {
         case .closed: return nil
         case .halfOpen(let since):
             // One trial at a time; if it never reports back, another may go after a cooldown.
-            guard now.timeIntervalSince(since) >= cooldown else { return cooldown - now.timeIntervalSince(since) }
-            state = .halfOpen(since: now)
-            return nil
+            let waited = now.timeIntervalSince(since)
+            return waited >= cooldown ? nil : cooldown - waited
         case .open(let until):
-            if now >= until {
-                state = .halfOpen(since: now)
-                return nil
-            }
-            return until.timeIntervalSince(now)
+            return now >= until ? nil : until.timeIntervalSince(now)
         }
+    }
+
+    /// Whether a call may go out at `now` (taking the trial when half-open); when not, how long until one may try.
+    mutating func admit(now: Date) -> TimeInterval? {
+        if let wait = refusal(now: now) { return wait }
+        if state != .closed { state = .halfOpen(since: now) }
+        return nil
     }
 
     mutating func recordSuccess() {
