@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import ServiceKit
 @testable import FavoritesService
 import Testing
 
@@ -30,9 +31,36 @@ import Testing
         #expect(FavoritePageCursor(cursor.encoded, sort: .price) == cursor)
     }
 
-    @Test(arguments: ["", "not base64!", "e30", String(repeating: "A", count: 2000),
-                      Data(#"{"sort":"recent","itemId":"x"}"#.utf8).base64EncodedString()])
+    @Test(arguments: ["", "not base64!", "e30", String(repeating: "A", count: 5000),
+                      Data(#"{"sort":"recent","itemId":"x"}"#.utf8).base64EncodedString(),
+                      // PostgreSQL text cannot hold a NUL: refused here, not a failed query.
+                      Data(#"{"sort":"recent","version":3,"itemId":"a\u0000b"}"#.utf8).base64URLEncodedString()])
     func aForgedOrDamagedCursorIsRefused(text: String) {
         #expect(FavoritePageCursor(text, sort: .recent) == nil)
+    }
+
+    @Test func theLongestTitleStillMakesACursorThatReadsBack() throws {
+        // Every scalar of the title and the id escaped in JSON: the longest cursor there can be.
+        let title = FavoriteSnapshot.shortened(String(repeating: "\u{1}", count: 10_000))
+        var favorite = Self.favorite
+        favorite.title = title
+        favorite.itemId = String(repeating: "\u{1}", count: 128)
+        let cursor = FavoritePageCursor(after: favorite, version: 7, sort: .title)
+        #expect(cursor.encoded.utf8.count <= FavoritePageCursor.maximumLength)
+        #expect(FavoritePageCursor(cursor.encoded, sort: .title) == cursor)
+        #expect(FavoritePageCursor(Data(#"{"sort":"title","title":"a\u0000","itemId":"b"}"#.utf8)
+            .base64URLEncodedString(), sort: .title) == nil)
+    }
+
+    @Test func longTitlesAreShortenedBetweenCharacters() {
+        #expect(FavoriteSnapshot.shortened("Phoenix Suns") == "Phoenix Suns")
+        let exact = String(repeating: "a", count: FavoriteSnapshot.maximumTitleScalars)
+        #expect(FavoriteSnapshot.shortened(exact) == exact)
+        // A thumb with a skin tone is two scalars and one character: never cut in half.
+        let thumbs = FavoriteSnapshot.shortened(String(repeating: "👍🏽", count: 400))
+        #expect(thumbs.unicodeScalars.count <= FavoriteSnapshot.maximumTitleScalars)
+        #expect(thumbs.hasSuffix("…"))
+        #expect(thumbs.dropLast().allSatisfy { $0 == "👍🏽" })
+        #expect(thumbs.count == (FavoriteSnapshot.maximumTitleScalars - 1) / 2 + 1)
     }
 }

@@ -88,6 +88,59 @@ import Testing
         }
     }
 
+    @Test func aRetryIsAnsweredWhileTheCatalogIsDown() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let key: HTTPFields = [.idempotencyKey: "tap-2"]
+            let first = try await api.call(.put, Self.event, as: ana, headers: key)
+            #expect(first.status == .created)
+            api.catalogLink.stop()
+            // A new favorite needs the catalog, which is gone...
+            let other = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
+            #expect(other.status == .serviceUnavailable)
+            #expect(other.problem?.type == .catalogUnavailable)
+            // ...but the retry of a request already applied does not: it gets the first answer again.
+            let retry = try await api.call(.put, Self.event, as: ana, headers: key)
+            #expect(retry.status == .created)
+            #expect(try retry.decode(Favorite.self).itemId == "G5diZfkn0B-bh")
+            #expect(try await api.eventCount(of: ana) == 1)
+        }
+    }
+
+    @Test func aClearRetriedWithItsKeyLeavesLaterFavoritesAlone() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let key: HTTPFields = [.idempotencyKey: "clear-1"]
+            _ = try await api.call(.put, Self.event, as: ana)
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            #expect(try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ana, headers: key).status
+                    == .noContent)
+            // Another device favorites something; then the first clear is retried (its response was lost).
+            _ = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
+            #expect(try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ana, headers: key).status
+                    == .noContent)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self).itemIds == ["vv17FZfdGkSrrMju"])
+            // The same key on a clear of another experience is another request.
+            #expect(try await api.call(.delete, "/v1/favorites?experience=rijksmuseum", as: ana, headers: key).status
+                    == .noContent)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self).itemIds.isEmpty)
+            #expect(try await api.eventTypes(of: ana).filter { $0 == FavoriteEvent.clearedType }.count == 2)
+        }
+    }
+
+    @Test func anIdSpelledOtherwiseThanTheCatalogsIsRefusedWithTheRightSpelling() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let response = try await api.call(.put, "/v1/favorites/rijksmuseum/sk-c-5", as: ana)
+            #expect(response.status == .badRequest)
+            #expect(response.problem?.errors?.map(\.field) == ["itemId"])
+            #expect(response.problem?.errors?.first?.message.contains("SK-C-5") == true)
+            #expect(try await api.eventCount(of: ana) == 0)
+        }
+    }
+
     @Test func anIdempotencyKeyOutOfBoundsIsRefusedAndWritesNothing() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

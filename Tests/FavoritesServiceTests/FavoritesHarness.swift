@@ -16,6 +16,8 @@ import Testing
 struct FavoritesHarness: Sendable {
     let client: any TestClientProtocol
     let database: TestDatabase
+    /// The link from favorites-service to catalog-proxy: ``TCPRelay/stop()`` takes the catalog away.
+    let catalogLink: TCPRelay
     static let authority = TestAuthority()
 
     struct User: Sendable {
@@ -71,14 +73,16 @@ struct FavoritesHarness: Sendable {
                 ])
                 let catalog = try await CatalogProxy.buildApplication(reader: catalogReader)
                 try await catalog.test(.live) { catalogClient in
+                    let link = try TCPRelay(to: "127.0.0.1", port: catalogClient.port!)
+                    defer { link.stop() }
                     try await withTestDatabase { database in
                         let reader = testConfigReader(databaseURL: database.connectionString, environment: [
-                            "AUTH_URL": peer, "CATALOG_URL": catalogURL ?? "http://127.0.0.1:\(catalogClient.port!)",
+                            "AUTH_URL": peer, "CATALOG_URL": catalogURL ?? "http://127.0.0.1:\(link.port)",
                             "ERASURE_POLL_SECONDS": "1",
                         ])
                         let app = try await FavoritesService.buildApplication(reader: reader)
                         try await app.test(.router) { client in
-                            try await test(FavoritesHarness(client: client, database: database))
+                            try await test(FavoritesHarness(client: client, database: database, catalogLink: link))
                         }
                     }
                 }

@@ -65,15 +65,33 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     var price: Double?
     var rating: Double?
 
+    /// Titles are kept to this many Unicode scalars: a title sort's page cursor carries the last title, and must fit
+    /// in a URL (``FavoritePageCursor/maximumLength``).
+    static let maximumTitleScalars = 300
+
     init(item: CatalogItem) {
         experience = item.experience.rawValue
         itemId = item.id
-        title = item.title
+        title = Self.shortened(item.title)
         subtitle = item.subtitle
         imageURL = item.imageURL
         // The lowest price any range lists: what "sort by price" means for an event.
         price = item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min()
         rating = nil  // none of today's sources rates its items
+    }
+
+    /// `title` cut to at most ``maximumTitleScalars`` scalars, between two characters (an emoji or a letter with its
+    /// accents stays whole), with an ellipsis when cut.
+    static func shortened(_ title: String) -> String {
+        guard title.unicodeScalars.count > maximumTitleScalars else { return title }
+        var kept = ""
+        var scalars = 1  // the ellipsis
+        for character in title {
+            scalars += character.unicodeScalars.count
+            guard scalars <= maximumTitleScalars else { break }
+            kept.append(character)
+        }
+        return kept + "…"
     }
 }
 

@@ -63,10 +63,16 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         (try? JSONEncoder().encode(self))?.base64URLEncodedString() ?? ""
     }
 
+    /// The longest cursor this API makes: a title of ``FavoriteSnapshot/maximumTitleScalars`` and an item id of 128
+    /// bytes, every one of them escaped in JSON (6 bytes), in base64 (4 bytes for 3), with room for the rest.
+    static let maximumLength = 4096
+
     /// The cursor in `text`, if this API made it for `sort`.
     init?(_ text: String, sort: FavoriteSort) {
-        guard text.utf8.count <= 1024, let data = Data(base64URLEncoded: text),
-              let cursor = try? JSONDecoder().decode(Self.self, from: data), cursor.sort == sort
+        guard text.utf8.count <= Self.maximumLength, let data = Data(base64URLEncoded: text),
+              let cursor = try? JSONDecoder().decode(Self.self, from: data), cursor.sort == sort,
+              // PostgreSQL text cannot hold a NUL, and no cursor this API made has one.
+              !cursor.itemId.contains("\0"), cursor.title?.contains("\0") != true
         else { return nil }
         switch sort {
         case .recent, .oldest: guard cursor.version != nil else { return nil }

@@ -39,9 +39,21 @@ struct FavoritesController: Sendable {
         let requestedID = try Self.itemID(context.parameters.get("itemId"))
         let user = context.user.userID
         let eventID = try Self.eventID(user: user, request: request)
+        // A retry of a request already applied gets its answer without the catalog, which may be down meanwhile.
+        if let eventID, let original = try FavoritesStore.favoriteAdded(
+            in: try await store.pool.query(FavoritesStore.eventQuery(eventID, in: FavoritesStore.stream(of: user))))
+        {
+            return try ServiceJSON.encoder.encode(original).jsonResponse(status: .created)
+        }
         let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
         let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
                                           requestID: context.requestID, logger: context.logger)
+        // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`), which the catalog's
+        // items carry: another spelling stored here could never be unfavorited by it, nor fill its heart.
+        guard item.id == requestedID else {
+            throw ServiceProblem.validation([FieldError(
+                field: "itemId", message: "is spelled \"\(item.id)\" in the catalog; use that spelling")])
+        }
         let snapshot = FavoriteSnapshot(item: item)
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
@@ -100,18 +112,21 @@ struct FavoritesController: Sendable {
         return Response(status: .noContent)
     }
 
-    /// `DELETE /v1/favorites?experience=`: every favorite of one experience, in one event.
+    /// `DELETE /v1/favorites?experience=`: every favorite of one experience, in one event. 204 whether or not there
+    /// were any. A retry with the same `Idempotency-Key` changes nothing, even if favorites were added since.
     @Sendable func clear(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         let user = context.user.userID
+        let eventID = try Self.eventID(user: user, request: request, target: "experience=\(experience.rawValue)")
         let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
         let now = Date()
-        let id = UUID.random()
+        let id = eventID ?? UUID.random()
         let appended = try await store.pool.withTransaction { connection -> Bool in
             let (stream, results) = try await EventStore.lock(
                 FavoritesStore.stream(of: user), checking: [id],
                 reading: [FavoritesStore.countQuery(user: user, experience: experience)], on: connection
             )
+            if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
             let count = try results[0].single().decode(Int.self, at: 0)
             guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
             try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
@@ -249,15 +264,18 @@ struct FavoritesController: Sendable {
         return text
     }
 
-    /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method and path), so a
-    /// retry is recognised and the same key on another request is not mistaken for one. A key out of bounds is
-    /// refused rather than ignored: a client relying on it would otherwise believe its retries were safe.
-    static func eventID(user: UUID, request: Request) throws -> UUID? {
+    /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method, path and
+    /// `target`, what else names the request's object: the query of a clear), so a retry is recognised and the same
+    /// key on another request is not mistaken for one. A key out of bounds is refused rather than ignored: a client
+    /// relying on it would otherwise believe its retries were safe.
+    static func eventID(user: UUID, request: Request, target: String = "") throws -> UUID? {
         guard let key = request.headers[.idempotencyKey] else { return nil }
         guard (1...200).contains(key.utf8.count) else {
             throw ServiceProblem.validation([FieldError(field: "Idempotency-Key", message: "must be 1 to 200 bytes")])
         }
-        let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(request.uri.path) \(key)"
+        // Without a target, the scope is spelled as it was before targets existed: ids already derived stay valid.
+        let object = target.isEmpty ? request.uri.path : "\(request.uri.path) \(target)"
+        let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(object) \(key)"
         var bytes = Array(SHA256.hash(data: Data(scope.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // a name-based UUID (version 5 layout)
         bytes[8] = (bytes[8] & 0x3F) | 0x80
