@@ -77,6 +77,22 @@ import Testing
         #expect(state?.failures == 1)
         #expect(policy.retryAfter(state, now: later) == nil)
     }
+
+    /// A check is counted before it runs; a right password takes the count back, and the block it alone caused.
+    @Test func aRefundTakesBackOneFailureAndTheBlockItCaused() throws {
+        var state: ThrottlePolicy.State?
+        for _ in 0..<4 { state = policy.recordingFailure(state, now: start) }  // the fourth crosses the allowance
+        #expect(policy.retryAfter(state, now: start) != nil)
+        let refunded = policy.refundingFailure(try #require(state))
+        #expect(refunded.failures == 3)
+        #expect(policy.retryAfter(refunded, now: start) == nil)
+        // A block that other failures earned stays.
+        state = policy.recordingFailure(state, now: start)
+        let stillBlocked = policy.refundingFailure(try #require(state))
+        #expect(stillBlocked.failures == 4)
+        #expect(policy.retryAfter(stillBlocked, now: start) != nil)
+        #expect(policy.refundingFailure(ThrottlePolicy.State(failures: 0, windowStartedAt: start)).failures == 0)
+    }
 }
 
 @Suite struct SessionPolicyTests {

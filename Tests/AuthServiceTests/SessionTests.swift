@@ -191,6 +191,31 @@ import Testing
         }
     }
 
+    /// The token a refresh just replaced logs out only within the grace window a refresh gives it; after that it is as
+    /// retired as any older one.
+    @Test func aTokenReplacedOnceActsOnlyWithinTheGraceWindow() async throws {
+        try await AuthTestApp.withApp(environment: ["REFRESH_REUSE_GRACE_SECONDS": "0"]) { api, _ in
+            let (phone, tablet, _, _) = try await Self.devices(api)
+            let current = try await api.refresh(phone.refreshToken).decode(AuthSession.self)
+            try await Task.sleep(for: .milliseconds(20))  // past a grace of 0 s
+            let response = try await api.call(.post, "/v1/auth/logout?scope=global",
+                                              json: RefreshRequest(refreshToken: phone.refreshToken))
+            #expect(response.status == .unauthorized)
+            #expect(response.problem?.type == .invalidRefreshToken)
+            #expect(try await Self.isSignedIn(api, tablet))
+            #expect(try await Self.isSignedIn(api, current))
+        }
+        try await AuthTestApp.withApp { api, _ in
+            let (phone, tablet, _, _) = try await Self.devices(api)
+            let current = try await api.refresh(phone.refreshToken).decode(AuthSession.self)
+            // Within the default 30 s: the app whose refresh response was lost can still sign this device out.
+            #expect(try await api.call(.post, "/v1/auth/logout", json: RefreshRequest(refreshToken: phone.refreshToken))
+                .status == .noContent)
+            #expect(try await !Self.isSignedIn(api, current))
+            #expect(try await Self.isSignedIn(api, tablet))
+        }
+    }
+
     @Test func sessionsAreListedAndEndedOneByOne() async throws {
         try await AuthTestApp.withApp { api, _ in
             let (phone, tablet, laptop, bystander) = try await Self.devices(api)

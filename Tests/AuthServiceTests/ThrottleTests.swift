@@ -38,6 +38,29 @@ import Testing
         }
     }
 
+    /// Guesses sent all at once are counted before their passwords are checked: no more get an answer than one after
+    /// another would.
+    @Test func parallelGuessesGetNoMoreTriesThanSequentialOnes() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            _ = try await api.signUp(email: email)
+            let guesses = 12
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<guesses {
+                    group.addTask {
+                        try await api.signIn(email: email, password: "wrong guess", headers: [Self.realIP: "203.0.113.30"])
+                            .status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // The allowance, and the one guess that crossed it and started the block.
+            #expect(statuses.filter { $0 == .unauthorized }.count == ThrottlePolicy.accountFromAddress.allowance + 1)
+            #expect(statuses.filter { $0 == .tooManyRequests }.count
+                    == guesses - ThrottlePolicy.accountFromAddress.allowance - 1)
+        }
+    }
+
     /// The attacker's failures block the attacker, not the account's owner signing in from elsewhere.
     @Test func anAttackerCannotLockTheOwnerOut() async throws {
         try await AuthTestApp.withApp { api, _ in

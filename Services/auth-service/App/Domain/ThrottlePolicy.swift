@@ -4,7 +4,9 @@ import Foundation
 ///
 /// Each key (an account, or a client address) counts failures in a window. Past the allowance, the key is blocked
 /// for a time that doubles with each further failure, capped, and the count forgets itself once the window passes.
-/// A blocked key answers 429 with `Retry-After` before any password is checked.
+/// A blocked key answers 429 with `Retry-After` before any password is checked. Every check is counted as a failure
+/// before it runs and taken back when the password was right, so parallel guesses cannot all slip through a check
+/// made before any of them failed.
 struct ThrottlePolicy: Sendable, Equatable {
     /// Failures tolerated in one window before blocking starts.
     var allowance: Int
@@ -47,6 +49,15 @@ struct ThrottlePolicy: Sendable, Equatable {
             let block = min(firstBlock * Double(1 << doubling), longestBlock)
             next.blockedUntil = now.addingTimeInterval(block)
         }
+        return next
+    }
+
+    /// `state` with one failure taken back: the password check it was counted for (before it ran) succeeded. A block
+    /// that only that count caused is lifted.
+    func refundingFailure(_ state: State) -> State {
+        var next = state
+        next.failures = max(0, next.failures - 1)
+        if next.failures <= allowance { next.blockedUntil = nil }
         return next
     }
 

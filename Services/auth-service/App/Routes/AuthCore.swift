@@ -38,9 +38,10 @@ struct AuthCore: Sendable {
         )
     }
 
-    /// Refuses with 429 when any of `keys` is blocked, before any password is looked at.
-    func checkThrottle(_ keys: [ThrottleKey], now: Date) async throws {
-        if let wait = try await throttle.retryAfter(keys, now: now) {
+    /// Counts a password check against `keys` before it runs (see ``ThrottleStore/beginAttempt(_:now:)``), or refuses
+    /// with 429 when any of them is blocked, before any password is looked at.
+    func beginPasswordAttempt(_ keys: [ThrottleKey], now: Date) async throws {
+        if let wait = try await throttle.beginAttempt(keys, now: now) {
             count(.signIn, "throttled")
             let seconds = Int(wait.rounded(.up))
             throw ServiceProblem(.tooManyRequests, .signInThrottled,
@@ -54,11 +55,11 @@ struct AuthCore: Sendable {
     func confirmPassword(_ password: String, of account: Account, client: TokenIssuer.Client) async throws {
         let keys = ThrottleKey.forSignIn(email: EmailAddress(normalizing: account.email)!, clientAddress: client.address)
         let now = Date()
-        try await checkThrottle(keys, now: now)
+        try await beginPasswordAttempt(keys, now: now)
         guard try await hasher.verify(password, against: account.passwordHash) else {
-            try await throttle.recordFailure(keys, now: now)
             throw ServiceProblem(.forbidden, .passwordConfirmationFailed, "The password is not correct.")
         }
+        try await throttle.attemptSucceeded(keys, now: now)
     }
 
     static let invalidCredentials = ServiceProblem(

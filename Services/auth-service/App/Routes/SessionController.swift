@@ -100,18 +100,24 @@ struct SessionController: Sendable {
         do {
             caller = try await AuthenticationMiddleware.authenticate(request, verifier: core.verifier)
         } catch is ServiceProblem where bodyToken != nil {
-            // No usable access token (absent or expired): the refresh token in the body identifies the session.
+            // No usable access token (absent or expired): the refresh token in the body identifies the session, if a
+            // refresh would accept it now (the live token, or the one it replaced within the grace window).
             let token = bodyToken ?? ""
             guard RefreshTokens.isWellFormed(token),
-                  let owner = try await core.sessions.owner(ofTokenDigest: RefreshTokens.digest(token)),
-                  owner.isCurrent
+                  let owner = try await core.sessions.owner(ofTokenDigest: RefreshTokens.digest(token))
             else { throw Self.invalidRefreshToken }
-            guard owner.sessionIsLive else {
+            switch core.configuration.sessions.decide(presentedGeneration: owner.presentedGeneration,
+                                                      state: owner.session, now: Date()) {
+            case .rotate, .replay:
+                caller = owner.user
+            case .expired:
                 // Already over: logging out again is a success, but an old token never ends *other* sessions.
                 guard scope == .current else { throw Self.invalidRefreshToken }
                 return Response(status: .noContent)
+            case .reuse:
+                // A retired copy (the holder may not be the owner): it ends nothing.
+                throw Self.invalidRefreshToken
             }
-            caller = owner.user
         }
         let now = Date()
         _ = try await core.pool.withTransaction { connection in

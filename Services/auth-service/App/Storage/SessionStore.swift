@@ -151,23 +151,27 @@ struct SessionStore: Sendable {
 }
 
 extension SessionStore {
-    /// Who a refresh token belongs to, for logging out without a valid access token.
+    /// Who a refresh token belongs to, for logging out without a valid access token, and what presenting it means
+    /// (``SessionPolicy/decide(presentedGeneration:state:now:)``, the same rules as a refresh).
     struct TokenOwner: Sendable {
         var user: AuthenticatedUser
-        /// The token is the session's live one (or the one it just replaced), not a long-retired copy.
-        var isCurrent: Bool
-        var sessionIsLive: Bool
+        var presentedGeneration: Int
+        var session: SessionPolicy.State
     }
 
     func owner(ofTokenDigest digest: Data) async throws -> TokenOwner? {
         try await pool.query("""
-            SELECT s.user_id, s.id, t.generation >= s.generation - 1, s.ended_at IS NULL
+            SELECT s.user_id, s.id, t.generation, s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at,
+                   s.ended_at IS NOT NULL
               FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
              WHERE t.digest = \(digest)
             """).rows.first.map { row in
-            let (userID, sessionID, isCurrent, live) = try row.decode((UUID, UUID, Bool, Bool).self)
-            return TokenOwner(user: AuthenticatedUser(userID: userID, sessionID: sessionID), isCurrent: isCurrent,
-                              sessionIsLive: live)
+            let (userID, sessionID, presented, generation, rotatedAt, idleExpiresAt, absoluteExpiresAt, ended) =
+                try row.decode((UUID, UUID, Int, Int, Date?, Date, Date, Bool).self)
+            return TokenOwner(
+                user: AuthenticatedUser(userID: userID, sessionID: sessionID), presentedGeneration: presented,
+                session: SessionPolicy.State(generation: generation, rotatedAt: rotatedAt, idleExpiresAt: idleExpiresAt,
+                                             absoluteExpiresAt: absoluteExpiresAt, ended: ended))
         }
     }
 }

@@ -26,45 +26,62 @@ struct ThrottleKey: Sendable, Hashable {
 struct ThrottleStore: Sendable {
     let pool: DatabasePool
 
-    /// The longest wait any of `keys` imposes at `now`, or nil when none is blocked.
-    func retryAfter(_ keys: [ThrottleKey], now: Date) async throws -> TimeInterval? {
-        var longest: TimeInterval?
-        for key in keys {
-            let state = try await pool.query("""
-                SELECT failures, window_started_at, blocked_until FROM sign_in_throttle WHERE key = \(key.key)
-                """, prepare: true).rows.first.map(Self.state)
-            if let wait = key.policy.retryAfter(state, now: now) { longest = max(longest ?? 0, wait) }
+    /// Counts a password check against each of `keys` before it runs, as a failure, unless one of them is blocked at
+    /// `now`: then nothing is counted, and the longest wait is returned. The rows are locked while they are read and
+    /// updated, so concurrent checks on every replica are counted one after another, and no more of them get through
+    /// than the allowance.
+    func beginAttempt(_ keys: [ThrottleKey], now: Date) async throws -> TimeInterval? {
+        try await pool.withTransaction { connection in
+            var states: [(key: ThrottleKey, state: ThrottlePolicy.State?)] = []
+            for key in keys.sorted(by: { $0.key < $1.key }) {  // one lock order: no deadlock between replicas
+                states.append((key, try await Self.lockedState(of: key, now: now, on: connection)))
+            }
+            if let longest = states.compactMap({ $0.key.policy.retryAfter($0.state, now: now) }).max() {
+                return longest
+            }
+            for (key, state) in states {
+                try await Self.update(key, to: key.policy.recordingFailure(state, now: now), on: connection)
+            }
+            return nil
         }
-        return longest
     }
 
-    /// Counts one failure against each key. Rows are locked while they are updated, so concurrent failures on other
-    /// replicas all count.
-    func recordFailure(_ keys: [ThrottleKey], now: Date) async throws {
+    /// Takes back the failure ``beginAttempt(_:now:)`` counted: the password was right. The first key (this account
+    /// from this address) is forgotten altogether: whoever got in needs no count there.
+    func attemptSucceeded(_ keys: [ThrottleKey], now: Date) async throws {
         try await pool.withTransaction { connection in
-            for key in keys.sorted(by: { $0.key < $1.key }) {  // one lock order: no deadlock between replicas
-                try await connection.query("""
-                    INSERT INTO sign_in_throttle (key, failures, window_started_at) VALUES (\(key.key), 0, \(now))
-                    ON CONFLICT (key) DO NOTHING
-                    """)
-                let current = try await Self.state(connection.query("""
-                    SELECT failures, window_started_at, blocked_until FROM sign_in_throttle
-                     WHERE key = \(key.key) FOR UPDATE
-                    """).single())
-                let next = key.policy.recordingFailure(current.failures == 0 ? nil : current, now: now)
-                try await connection.query("""
-                    UPDATE sign_in_throttle
-                       SET failures = \(next.failures), window_started_at = \(next.windowStartedAt),
-                           blocked_until = \(next.blockedUntil)
-                     WHERE key = \(key.key)
-                    """)
+            for key in keys.sorted(by: { $0.key < $1.key }) {
+                if key == keys.first {
+                    try await connection.query("DELETE FROM sign_in_throttle WHERE key = \(key.key)")
+                } else if let state = try await Self.lockedState(of: key, now: now, on: connection) {
+                    try await Self.update(key, to: key.policy.refundingFailure(state), on: connection)
+                }
             }
         }
     }
 
-    /// Forgets the failures of a key (the account-from-address pair after a successful sign-in).
-    func clear(_ key: ThrottleKey) async throws {
-        try await pool.query("DELETE FROM sign_in_throttle WHERE key = \(key.key)")
+    /// The key's row, locked for the rest of the transaction (made first when missing); nil while it counts nothing.
+    private static func lockedState(of key: ThrottleKey, now: Date, on connection: isolated PostgresConnection)
+        async throws -> ThrottlePolicy.State?
+    {
+        try await connection.query("""
+            INSERT INTO sign_in_throttle (key, failures, window_started_at) VALUES (\(key.key), 0, \(now))
+            ON CONFLICT (key) DO NOTHING
+            """)
+        let current = try state(await connection.query("""
+            SELECT failures, window_started_at, blocked_until FROM sign_in_throttle WHERE key = \(key.key) FOR UPDATE
+            """).single())
+        return current.failures == 0 && current.blockedUntil == nil ? nil : current
+    }
+
+    private static func update(_ key: ThrottleKey, to state: ThrottlePolicy.State,
+                               on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE sign_in_throttle
+               SET failures = \(state.failures), window_started_at = \(state.windowStartedAt),
+                   blocked_until = \(state.blockedUntil)
+             WHERE key = \(key.key)
+            """)
     }
 
     /// Drops rows whose window has passed and that block nothing.
