@@ -156,7 +156,7 @@ public struct RevokedSessions: Codable, Sendable, Equatable {
     }
 }
 
-/// `GET /v1/auth/deleted-accounts?since=`: accounts deleted after a moment, so services holding data of a user
+/// `GET /v1/auth/deleted-accounts?since=&after=`: accounts deleted from a moment on, so services holding data of a user
 /// (favorites) erase it. A user id is not a credential; nothing else about the account is listed.
 public struct DeletedAccounts: Codable, Sendable, Equatable {
     public struct Entry: Codable, Sendable, Equatable {
@@ -169,8 +169,12 @@ public struct DeletedAccounts: Codable, Sendable, Equatable {
         }
     }
 
-    /// Oldest first; at most 1000 per call (ask again with `since` = the last `deletedAt`).
+    /// In the order of (`deletedAt` to the second, `userId`), oldest first; at most ``pageSize`` per call. The next
+    /// page starts after the last entry: ask again with `since` = its `deletedAt` and `after` = its `userId`.
     public var accounts: [Entry]
+
+    /// The most entries one call lists.
+    public static let pageSize = 1000
 
     public init(accounts: [Entry]) { self.accounts = accounts }
 }

@@ -15,10 +15,29 @@ public struct TestAuthority: Sendable {
 
     public final class DeletionList: Sendable {
         private let entries = Locked<[DeletedAccounts.Entry]>([])
-        public func add(_ user: UUID, at date: Date = Date()) {
-            entries.withLock { $0.append(.init(userId: user, deletedAt: date)) }
+        /// Takes `users` off the list again (a test that listed many, so the next tests' polls do not read them).
+        public func remove(_ users: Set<UUID>) {
+            entries.withLock { $0.removeAll { users.contains($0.userId) } }
         }
-        var all: [DeletedAccounts.Entry] { entries.withLock { $0 } }
+
+        public func add(_ user: UUID, at date: Date = Date()) {
+            // As auth-service lists them: to the second.
+            let second = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+            entries.withLock { $0.append(.init(userId: user, deletedAt: second)) }
+        }
+
+        /// The page auth-service would list: after (`since`, `after`) in the order of (time, user id), at most
+        /// ``DeletedAccounts/pageSize``. User ids compare as PostgreSQL compares them, byte by byte (as their hex).
+        func page(since: Date, after: UUID?) -> [DeletedAccounts.Entry] {
+            func key(_ date: Date, _ user: UUID?) -> (TimeInterval, String) {
+                (date.timeIntervalSince1970.rounded(.down), user?.uuidString.lowercased() ?? "")
+            }
+            let start = key(since, after)
+            return entries.withLock { $0 }
+                .filter { key($0.deletedAt, $0.userId) > start }
+                .sorted { key($0.deletedAt, $0.userId) < key($1.deletedAt, $1.userId) }
+                .prefix(DeletedAccounts.pageSize).map { $0 }
+        }
     }
 
     public init() {
@@ -34,8 +53,12 @@ public struct TestAuthority: Sendable {
         router.get("/v1/auth/revocations") { _, _ in Data(#"{"sessionIds":[],"windowSeconds":965}"#.utf8).jsonResponse() }
         router.get("/v1/auth/health/live") { _, _ in "ok" }
         let deleted = deletedAccounts
-        router.get("/v1/auth/deleted-accounts") { _, _ in
-            try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted.all)).jsonResponse()
+        router.get("/v1/auth/deleted-accounts") { request, _ in
+            let query = request.uri.queryParameters
+            let since = query["since"].flatMap { try? Date(String($0), strategy: .iso8601) } ?? Date(timeIntervalSince1970: 0)
+            let after = query["after"].flatMap { UUID(uuidString: String($0)) }
+            return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted.page(since: since, after: after)))
+                .jsonResponse()
         }
     }
 

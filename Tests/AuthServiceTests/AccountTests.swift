@@ -230,6 +230,17 @@ import Testing
                 .decode(DeletedAccounts.self)
             #expect(later.accounts.isEmpty)
             #expect(try await api.call(.get, "/v1/auth/deleted-accounts?since=yesterday").status == .badRequest)
+            #expect(try await api.call(.get, "/v1/auth/deleted-accounts?after=someone").status == .badRequest)
+            // The next page starts after the last entry of the one before: that entry is not listed again.
+            let last = try #require(deletions.accounts.last)
+            let stamp = last.deletedAt.formatted(.iso8601)
+            let next = try await api.call(
+                .get, "/v1/auth/deleted-accounts?since=\(stamp)&after=\(last.userId.uuidString.lowercased())")
+                .decode(DeletedAccounts.self)
+            #expect(next.accounts.isEmpty)
+            let sameSecond = try await api.call(.get, "/v1/auth/deleted-accounts?since=\(stamp)")
+                .decode(DeletedAccounts.self)
+            #expect(sameSecond.accounts.map(\.userId) == [session.user.id])
             // The email is free again.
             _ = try await api.signUp(email: email)
         }

@@ -275,6 +275,22 @@ import Testing
         }
     }
 
+    /// More deletions than one page of auth-service's feed: the poll goes on to the next page rather than reading
+    /// the first one again and again.
+    @Test func deletionsBeyondOnePageOfTheFeedAreErasedToo() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            let earlier = Date().addingTimeInterval(-10)
+            let others = Set((0..<DeletedAccounts.pageSize).map { _ in UUID() })
+            for user in others { FavoritesHarness.authority.deletedAccounts.add(user, at: earlier) }
+            defer { FavoritesHarness.authority.deletedAccounts.remove(others.union([ana.id])) }
+            FavoritesHarness.authority.deletedAccounts.add(ana.id, at: earlier.addingTimeInterval(1))
+            let left = try await eventually({ try await api.eventTypes(of: ana) }) { $0 == ["stream-erased"] }
+            #expect(left == ["stream-erased"])
+        }
+    }
+
     @Test func aDeletedAccountsFavoritesAreErasedAndOthersKept() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

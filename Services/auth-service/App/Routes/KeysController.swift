@@ -31,17 +31,24 @@ struct KeysController: Sendable {
         return Self.conditional(body, request: request, cacheControl: "no-cache")
     }
 
-    /// Accounts deleted after `since` (ISO 8601; the beginning of time when absent), for services that erase the
-    /// user's data. Kept for 30 days.
+    /// Accounts deleted from `since` on (ISO 8601; the beginning of time when absent), after the user id `after` in
+    /// that second (a page's last entry; before every id when absent), for services that erase the user's data. Kept
+    /// for 30 days.
     @Sendable func deletedAccounts(_ request: Request, context: AppRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
         var since = Date(timeIntervalSince1970: 0)
-        if let text = request.uri.queryParameters["since"] {
-            guard let parsed = try? Date(String(text), strategy: .iso8601) else {
-                throw ServiceProblem.validation([FieldError(field: "since", message: "must be an ISO 8601 time")])
-            }
-            since = parsed
+        var errors: [FieldError] = []
+        if let text = query["since"] {
+            if let parsed = try? Date(String(text), strategy: .iso8601) { since = parsed }
+            else { errors.append(FieldError(field: "since", message: "must be an ISO 8601 time")) }
         }
-        let accounts = try await core.accounts.deletions(since: since, limit: 1000)
+        var after = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        if let text = query["after"] {
+            if let parsed = UUID(uuidString: String(text)) { after = parsed }
+            else { errors.append(FieldError(field: "after", message: "must be a user id")) }
+        }
+        guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
+        let accounts = try await core.accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
         return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: accounts))
             .jsonResponse(headers: [.cacheControl: "no-cache"])
     }

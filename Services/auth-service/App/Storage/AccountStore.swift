@@ -94,10 +94,13 @@ struct AccountStore: Sendable {
     }
 
     /// Deletions after `since`, oldest first.
-    func deletions(since: Date, limit: Int) async throws -> [DeletedAccounts.Entry] {
+    /// Deletions after (`since`, `after`) in the order of (the deletion time to the second, user id): the feed's
+    /// times travel in JSON to the second, so that is the key a caller can page by without skipping anyone.
+    func deletions(since: Date, after: UUID, limit: Int) async throws -> [DeletedAccounts.Entry] {
         try await pool.query("""
-            SELECT user_id, deleted_at FROM account_deletions WHERE deleted_at > \(since)
-             ORDER BY deleted_at, user_id LIMIT \(limit)
+            SELECT user_id, date_trunc('second', deleted_at) AS second FROM account_deletions
+             WHERE (date_trunc('second', deleted_at), user_id) > (date_trunc('second', \(since)::timestamptz), \(after)::uuid)
+             ORDER BY second, user_id LIMIT \(limit)
             """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
     }
 

@@ -39,30 +39,46 @@ struct AccountErasure: Service {
         }
     }
 
+    /// Erases every account deleted since a little before the checkpoint, page after page, moving the checkpoint
+    /// after each page.
     func poll() async throws {
         let checkpoint = try await pool.query("SELECT deleted_since FROM erasure_checkpoint").single()
             .decode(Date.self, at: 0)
-        let since = checkpoint.addingTimeInterval(-Self.overlap)
-        let seconds = Int(since.timeIntervalSince1970.rounded(.down))
-        let stamp = Date(timeIntervalSince1970: TimeInterval(max(seconds, 0))).formatted(.iso8601)
-        var request = HTTPClientRequest(url: authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since="
-            + stamp.percentEncodedComponent)
+        var since = max(checkpoint.addingTimeInterval(-Self.overlap), Date(timeIntervalSince1970: 0))
+        var after: UUID?
+        while true {
+            let page = try await deletions(since: since, after: after)
+            for account in page {
+                let removed = try await Self.erase(user: account.userId, pool: pool)
+                if removed > 0 {
+                    logger.notice("favorites erased for a deleted account", metadata: [
+                        "user_id": "\(account.userId)", "events": "\(removed)",
+                    ])
+                }
+            }
+            if let latest = page.map(\.deletedAt).max() {
+                try await pool.query("""
+                    UPDATE erasure_checkpoint SET deleted_since = greatest(deleted_since, \(latest)::timestamptz)
+                    """)
+            }
+            // A full page may have more behind it: the next one starts after its last entry.
+            guard page.count == DeletedAccounts.pageSize, let last = page.last else { return }
+            (since, after) = (last.deletedAt, last.userId)
+        }
+    }
+
+    /// One page of auth-service's feed of deleted accounts.
+    private func deletions(since: Date, after: UUID?) async throws -> [DeletedAccounts.Entry] {
+        // The feed's times are whole seconds (ISO 8601 in JSON), and so is `since`: rounding down re-reads, never skips.
+        let stamp = Date(timeIntervalSince1970: since.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
+        var url = authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since=" + stamp.percentEncodedComponent
+        if let after { url += "&after=" + after.uuidString.lowercased() }
+        var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         let response = try await httpClient.execute(request, timeout: .seconds(5))
         guard response.status == .ok else { throw ErasureError.status(Int(response.status.code)) }
         let body = try await response.body.collect(upTo: 4 << 20)
-        let deleted = try ServiceJSON.decoder.decode(DeletedAccounts.self, from: Data(body.readableBytesView))
-        for account in deleted.accounts {
-            let removed = try await Self.erase(user: account.userId, pool: pool)
-            if removed > 0 {
-                logger.notice("favorites erased for a deleted account", metadata: [
-                    "user_id": "\(account.userId)", "events": "\(removed)",
-                ])
-            }
-        }
-        if let latest = deleted.accounts.map(\.deletedAt).max(), latest > checkpoint {
-            try await pool.query("UPDATE erasure_checkpoint SET deleted_since = \(latest)")
-        }
+        return try ServiceJSON.decoder.decode(DeletedAccounts.self, from: Data(body.readableBytesView)).accounts
     }
 
     /// Removes the user's events (audited) and view rows in one transaction. Returns how many events went.
