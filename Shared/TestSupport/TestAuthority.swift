@@ -15,11 +15,6 @@ public struct TestAuthority: Sendable {
 
     public final class DeletionList: Sendable {
         private let entries = Locked<[DeletedAccounts.Entry]>([])
-        /// Takes `users` off the list again (a test that listed many, so the next tests' polls do not read them).
-        public func remove(_ users: Set<UUID>) {
-            entries.withLock { $0.removeAll { users.contains($0.userId) } }
-        }
-
         public func add(_ user: UUID, at date: Date = Date()) {
             // As auth-service lists them: to the second.
             let second = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))

@@ -78,20 +78,32 @@ import Testing
         #expect(policy.retryAfter(state, now: later) == nil)
     }
 
-    /// A check is counted before it runs; a right password takes the count back, and the block it alone caused.
-    @Test func aRefundTakesBackOneFailureAndTheBlockItCaused() throws {
-        var state: ThrottlePolicy.State?
-        for _ in 0..<4 { state = policy.recordingFailure(state, now: start) }  // the fourth crosses the allowance
-        #expect(policy.retryAfter(state, now: start) != nil)
-        let refunded = policy.refundingFailure(try #require(state))
-        #expect(refunded.failures == 3)
-        #expect(policy.retryAfter(refunded, now: start) == nil)
-        // A block that other failures earned stays.
-        state = policy.recordingFailure(state, now: start)
-        let stillBlocked = policy.refundingFailure(try #require(state))
-        #expect(stillBlocked.failures == 4)
-        #expect(policy.retryAfter(stillBlocked, now: start) != nil)
-        #expect(policy.refundingFailure(ThrottlePolicy.State(failures: 0, windowStartedAt: start)).failures == 0)
+    /// A check is counted before it runs; a right password takes the count back, and the block as it was before.
+    @Test func aRefundPutsTheCountAndTheBlockBackAsTheyWere() throws {
+        var before: ThrottlePolicy.State?
+        for _ in 0..<3 { before = policy.recordingFailure(before, now: start) }  // at the allowance, not blocked
+        var counted = policy.recordingFailure(before, now: start)  // the right password's count crosses it
+        #expect(policy.retryAfter(counted, now: start) != nil)
+        // As read back from PostgreSQL: to the microsecond.
+        var stored = counted
+        stored.blockedUntil = counted.blockedUntil.map { Date(timeIntervalSince1970: ($0.timeIntervalSince1970 * 1e6).rounded() / 1e6) }
+        var refunded = policy.refundingFailure(stored, before: before, counted: counted)
+        #expect(refunded.failures == before?.failures)
+        #expect(refunded.blockedUntil == nil)
+        // A block that ran out earlier is not renewed (nor lengthened) by a right password.
+        for _ in 0..<2 { before = policy.recordingFailure(before, now: start) }  // blocked for 10 s, then 20 s
+        let later = start.addingTimeInterval(25)
+        #expect(policy.retryAfter(before, now: later) == nil)
+        counted = policy.recordingFailure(before, now: later)
+        #expect(policy.retryAfter(counted, now: later) != nil)
+        refunded = policy.refundingFailure(counted, before: before, counted: counted)
+        #expect(refunded.failures == before?.failures)
+        #expect(policy.retryAfter(refunded, now: later) == nil)
+        // A failure counted in between (another guess at the same time) keeps the block it set.
+        let guess = policy.recordingFailure(counted, now: later.addingTimeInterval(1))
+        let kept = policy.refundingFailure(guess, before: before, counted: counted)
+        #expect(kept.failures == guess.failures - 1)
+        #expect(kept.blockedUntil == guess.blockedUntil)
     }
 }
 

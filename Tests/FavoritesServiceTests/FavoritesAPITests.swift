@@ -127,6 +127,15 @@ import Testing
             #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
                 .decode(FavoriteIDs.self).itemIds.isEmpty)
             #expect(try await api.eventTypes(of: ana).filter { $0 == FavoriteEvent.clearedType }.count == 2)
+            // A keyed clear that found nothing to remove is remembered too: its retry spares what came since.
+            let emptyKey: HTTPFields = [.idempotencyKey: "clear-2"]
+            #expect(try await api.call(.delete, "/v1/favorites?experience=rijksmuseum", as: ana, headers: emptyKey)
+                .status == .noContent)
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            #expect(try await api.call(.delete, "/v1/favorites?experience=rijksmuseum", as: ana, headers: emptyKey)
+                .status == .noContent)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum", as: ana)
+                .decode(FavoriteIDs.self).itemIds == ["SK-C-5"])
         }
     }
 
@@ -283,9 +292,8 @@ import Testing
             _ = try await api.call(.put, Self.nightWatch, as: ana)
             let earlier = Date().addingTimeInterval(-10)
             let others = Set((0..<DeletedAccounts.pageSize).map { _ in UUID() })
-            for user in others { FavoritesHarness.authority.deletedAccounts.add(user, at: earlier) }
-            defer { FavoritesHarness.authority.deletedAccounts.remove(others.union([ana.id])) }
-            FavoritesHarness.authority.deletedAccounts.add(ana.id, at: earlier.addingTimeInterval(1))
+            for user in others { api.authority.deletedAccounts.add(user, at: earlier) }
+            api.authority.deletedAccounts.add(ana.id, at: earlier.addingTimeInterval(1))
             let left = try await eventually({ try await api.eventTypes(of: ana) }) { $0 == ["stream-erased"] }
             #expect(left == ["stream-erased"])
         }
@@ -298,7 +306,7 @@ import Testing
             _ = try await api.call(.put, Self.nightWatch, as: ana)
             _ = try await api.call(.put, Self.event, as: ana)
             _ = try await api.call(.put, Self.nightWatch, as: ben)
-            FavoritesHarness.authority.deletedAccounts.add(ana.id)
+            api.authority.deletedAccounts.add(ana.id)
             // The service polls every second here; the erased events leave a tombstone that names nothing.
             let left = try await eventually({ try await api.eventTypes(of: ana) }) { $0.count == 1 }
             #expect(left == ["stream-erased"])

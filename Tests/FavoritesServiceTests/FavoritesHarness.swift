@@ -18,7 +18,8 @@ struct FavoritesHarness: Sendable {
     let database: TestDatabase
     /// The link from favorites-service to catalog-proxy: ``TCPRelay/stop()`` takes the catalog away.
     let catalogLink: TCPRelay
-    static let authority = TestAuthority()
+    /// Signs the test users' tokens and lists deleted accounts: one per run, so what a test lists no other test sees.
+    let authority: TestAuthority
 
     struct User: Sendable {
         let id: UUID
@@ -27,7 +28,7 @@ struct FavoritesHarness: Sendable {
 
     func user() async throws -> User {
         let id = UUID()
-        return User(id: id, token: try await Self.authority.token(user: id))
+        return User(id: id, token: try await authority.token(user: id))
     }
 
     @discardableResult
@@ -61,6 +62,7 @@ struct FavoritesHarness: Sendable {
         async throws
     {
         let replay = try ReplayUpstream(fixtures: fixtures)
+        let authority = TestAuthority()
         let peers = Router()
         replay.addRoutes(to: peers)
         authority.addRoutes(to: peers)
@@ -82,7 +84,8 @@ struct FavoritesHarness: Sendable {
                         ])
                         let app = try await FavoritesService.buildApplication(reader: reader)
                         try await app.test(.router) { client in
-                            try await test(FavoritesHarness(client: client, database: database, catalogLink: link))
+                            try await test(FavoritesHarness(client: client, database: database, catalogLink: link,
+                                                      authority: authority))
                         }
                     }
                 }

@@ -42,7 +42,7 @@ import Testing
             #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0 == afterRemoval }
                 == afterRemoval)
 
-            FavoritesHarness.authority.deletedAccounts.add(ana.id)
+            api.authority.deletedAccounts.add(ana.id)
             #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0.isEmpty }.isEmpty)
 
             #expect(try await api.call(.get, "/v1/favorites/popular", as: ben).status == .badRequest)
@@ -84,7 +84,7 @@ import Testing
                                    headers: [.idempotencyKey: "k1"])
             _ = try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ben)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: cleo)
-            FavoritesHarness.authority.deletedAccounts.add(cleo.id)
+            api.authority.deletedAccounts.add(cleo.id)
             _ = try await eventually({ try await api.eventTypes(of: cleo) }) { $0 == ["stream-erased"] }
 
             try await api.withPool { pool in

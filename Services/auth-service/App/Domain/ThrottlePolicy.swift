@@ -52,13 +52,24 @@ struct ThrottlePolicy: Sendable, Equatable {
         return next
     }
 
-    /// `state` with one failure taken back: the password check it was counted for (before it ran) succeeded. A block
-    /// that only that count caused is lifted.
-    func refundingFailure(_ state: State) -> State {
-        var next = state
+    /// `current` with one failure taken back: the password check it was counted for (before it ran) succeeded.
+    /// `before` and `counted` are the states just before and just after that count. When nothing changed the block
+    /// since, it goes back to what it was before the count: a right password never starts or lengthens a block. A
+    /// block set by a failure counted in between stays.
+    func refundingFailure(_ current: State, before: State?, counted: State) -> State {
+        var next = current
         next.failures = max(0, next.failures - 1)
-        if next.failures <= allowance { next.blockedUntil = nil }
+        if Self.sameInstant(current.blockedUntil, counted.blockedUntil) { next.blockedUntil = before?.blockedUntil }
         return next
+    }
+
+    /// Equal to the millisecond: a time read back from PostgreSQL keeps microseconds, not every bit of a `Date`.
+    private static func sameInstant(_ a: Date?, _ b: Date?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): abs(a.timeIntervalSince(b)) < 0.001
+        default: false
+        }
     }
 
     /// When a row can be forgotten: its window is over and it is not blocked.

@@ -68,7 +68,7 @@ struct AccountController: Sendable {
         let client = core.client(of: request, peer: context.peerAddress, deviceName: body.deviceName)
         let throttleKeys = ThrottleKey.forSignIn(email: email, clientAddress: client.address)
         let now = Date()
-        try await core.beginPasswordAttempt(throttleKeys, now: now)
+        let attempt = try await core.beginPasswordAttempt(throttleKeys, now: now)
         let account = try await core.accounts.find(email: email)
         // Unknown email and wrong password take the same path: one bcrypt verification, the failure counted before it
         // stays, one answer. Nothing in the response or its timing tells them apart.
@@ -76,7 +76,7 @@ struct AccountController: Sendable {
             core.count(.signIn, "invalid-credentials")
             throw AuthCore.invalidCredentials
         }
-        try await core.throttle.attemptSucceeded(throttleKeys, now: now)
+        try await core.throttle.attemptSucceeded(attempt, keys: throttleKeys, now: now)
         core.count(.signIn, "success")
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
         try await core.pool.withTransaction { connection in

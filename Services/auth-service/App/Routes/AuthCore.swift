@@ -40,8 +40,11 @@ struct AuthCore: Sendable {
 
     /// Counts a password check against `keys` before it runs (see ``ThrottleStore/beginAttempt(_:now:)``), or refuses
     /// with 429 when any of them is blocked, before any password is looked at.
-    func beginPasswordAttempt(_ keys: [ThrottleKey], now: Date) async throws {
-        if let wait = try await throttle.beginAttempt(keys, now: now) {
+    func beginPasswordAttempt(_ keys: [ThrottleKey], now: Date) async throws -> ThrottleStore.Attempt {
+        switch try await throttle.beginAttempt(keys, now: now) {
+        case .counted(let attempt):
+            return attempt
+        case .blocked(let wait):
             count(.signIn, "throttled")
             let seconds = Int(wait.rounded(.up))
             throw ServiceProblem(.tooManyRequests, .signInThrottled,
@@ -55,11 +58,11 @@ struct AuthCore: Sendable {
     func confirmPassword(_ password: String, of account: Account, client: TokenIssuer.Client) async throws {
         let keys = ThrottleKey.forSignIn(email: EmailAddress(normalizing: account.email)!, clientAddress: client.address)
         let now = Date()
-        try await beginPasswordAttempt(keys, now: now)
+        let attempt = try await beginPasswordAttempt(keys, now: now)
         guard try await hasher.verify(password, against: account.passwordHash) else {
             throw ServiceProblem(.forbidden, .passwordConfirmationFailed, "The password is not correct.")
         }
-        try await throttle.attemptSucceeded(keys, now: now)
+        try await throttle.attemptSucceeded(attempt, keys: keys, now: now)
     }
 
     static let invalidCredentials = ServiceProblem(

@@ -99,7 +99,8 @@ struct AccountStore: Sendable {
     func deletions(since: Date, after: UUID, limit: Int) async throws -> [DeletedAccounts.Entry] {
         try await pool.query("""
             SELECT user_id, date_trunc('second', deleted_at) AS second FROM account_deletions
-             WHERE (date_trunc('second', deleted_at), user_id) > (date_trunc('second', \(since)::timestamptz), \(after)::uuid)
+             WHERE deleted_at >= date_trunc('second', \(since)::timestamptz)  -- what the index can narrow
+               AND (date_trunc('second', deleted_at), user_id) > (date_trunc('second', \(since)::timestamptz), \(after)::uuid)
              ORDER BY second, user_id LIMIT \(limit)
             """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
     }

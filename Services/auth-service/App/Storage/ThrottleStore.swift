@@ -26,35 +26,49 @@ struct ThrottleKey: Sendable, Hashable {
 struct ThrottleStore: Sendable {
     let pool: DatabasePool
 
+    /// A password check counted by ``beginAttempt(_:now:)``: each key's state just before and just after the count.
+    struct Attempt: Sendable {
+        fileprivate var counts: [(key: ThrottleKey, before: ThrottlePolicy.State?, counted: ThrottlePolicy.State)]
+    }
+
+    enum Admission: Sendable {
+        case counted(Attempt)
+        /// A key is blocked for this long; nothing was counted.
+        case blocked(retryAfter: TimeInterval)
+    }
+
     /// Counts a password check against each of `keys` before it runs, as a failure, unless one of them is blocked at
-    /// `now`: then nothing is counted, and the longest wait is returned. The rows are locked while they are read and
-    /// updated, so concurrent checks on every replica are counted one after another, and no more of them get through
-    /// than the allowance.
-    func beginAttempt(_ keys: [ThrottleKey], now: Date) async throws -> TimeInterval? {
+    /// `now`: then nothing is counted. The rows are locked while they are read and updated, so concurrent checks on
+    /// every replica are counted one after another, and no more of them get through than the allowance.
+    func beginAttempt(_ keys: [ThrottleKey], now: Date) async throws -> Admission {
         try await pool.withTransaction { connection in
             var states: [(key: ThrottleKey, state: ThrottlePolicy.State?)] = []
             for key in keys.sorted(by: { $0.key < $1.key }) {  // one lock order: no deadlock between replicas
                 states.append((key, try await Self.lockedState(of: key, now: now, on: connection)))
             }
             if let longest = states.compactMap({ $0.key.policy.retryAfter($0.state, now: now) }).max() {
-                return longest
+                return .blocked(retryAfter: longest)
             }
+            var attempt = Attempt(counts: [])
             for (key, state) in states {
-                try await Self.update(key, to: key.policy.recordingFailure(state, now: now), on: connection)
+                let counted = key.policy.recordingFailure(state, now: now)
+                try await Self.update(key, to: counted, on: connection)
+                attempt.counts.append((key, state, counted))
             }
-            return nil
+            return .counted(attempt)
         }
     }
 
-    /// Takes back the failure ``beginAttempt(_:now:)`` counted: the password was right. The first key (this account
-    /// from this address) is forgotten altogether: whoever got in needs no count there.
-    func attemptSucceeded(_ keys: [ThrottleKey], now: Date) async throws {
+    /// Takes back the failure ``beginAttempt(_:now:)`` counted: the password was right. The first of the attempt's
+    /// keys (this account from this address) is forgotten altogether: whoever got in needs no count there.
+    func attemptSucceeded(_ attempt: Attempt, keys: [ThrottleKey], now: Date) async throws {
         try await pool.withTransaction { connection in
-            for key in keys.sorted(by: { $0.key < $1.key }) {
+            for (key, before, counted) in attempt.counts {  // in the order they were locked
                 if key == keys.first {
                     try await connection.query("DELETE FROM sign_in_throttle WHERE key = \(key.key)")
-                } else if let state = try await Self.lockedState(of: key, now: now, on: connection) {
-                    try await Self.update(key, to: key.policy.refundingFailure(state), on: connection)
+                } else if let current = try await Self.lockedState(of: key, now: now, on: connection) {
+                    let refunded = key.policy.refundingFailure(current, before: before, counted: counted)
+                    try await Self.update(key, to: refunded, on: connection)
                 }
             }
         }
@@ -84,12 +98,15 @@ struct ThrottleStore: Sendable {
             """)
     }
 
-    /// Drops rows whose window has passed and that block nothing.
+    /// Drops rows whose window has passed and that block nothing. Rows are locked in key order, as sign-ins lock
+    /// them, and rows a sign-in holds are left for the next time: the two can never deadlock.
     func prune(now: Date, longestWindow: TimeInterval) async throws -> Int {
         try await pool.query("""
-            DELETE FROM sign_in_throttle
-             WHERE window_started_at < \(now.addingTimeInterval(-longestWindow))
-               AND (blocked_until IS NULL OR blocked_until < \(now))
+            DELETE FROM sign_in_throttle WHERE key IN (
+                SELECT key FROM sign_in_throttle
+                 WHERE window_started_at < \(now.addingTimeInterval(-longestWindow))
+                   AND (blocked_until IS NULL OR blocked_until < \(now))
+                 ORDER BY key FOR UPDATE SKIP LOCKED)
             """).affectedRows
     }
 

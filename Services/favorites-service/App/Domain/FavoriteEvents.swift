@@ -33,7 +33,13 @@ enum FavoriteEvent: Equatable, Sendable {
         guard schemaVersion == 1 else { return nil }
         let decoder = JSONDecoder()
         switch type {
-        case addedType: return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map(FavoriteEvent.added)
+        case addedType:
+            // Titles recorded before they were kept short are shortened when read, so a rebuilt view holds them short.
+            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map { snapshot in
+                var shortened = snapshot
+                shortened.title = FavoriteSnapshot.shortened(snapshot.title)
+                return .added(shortened)
+            }
         case removedType:
             return (try? decoder.decode(Removed.self, from: data)).map {
                 .removed(experience: ExperienceID(rawValue: $0.experience), itemId: $0.itemId)
@@ -101,8 +107,10 @@ enum FavoritesCommands {
         isFavorite ? .removed(experience: experience, itemId: itemId) : nil
     }
 
-    static func clear(experience: ExperienceID, favoriteCount: Int) -> FavoriteEvent? {
-        favoriteCount > 0 ? .cleared(experience: experience) : nil
+    /// A clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its event is how a
+    /// retry is recognised, and a retry must not remove what was favorited after the first clear.
+    static func clear(experience: ExperienceID, favoriteCount: Int, hasIdempotencyKey: Bool) -> FavoriteEvent? {
+        favoriteCount > 0 || hasIdempotencyKey ? .cleared(experience: experience) : nil
     }
 }
 

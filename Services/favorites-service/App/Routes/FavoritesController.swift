@@ -128,7 +128,9 @@ struct FavoritesController: Sendable {
             )
             if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
             let count = try results[0].single().decode(Int.self, at: 0)
-            guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count) else { return false }
+            guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count,
+                                                      hasIdempotencyKey: eventID != nil)
+            else { return false }
             try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
                                       on: connection)
             return true

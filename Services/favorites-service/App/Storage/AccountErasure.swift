@@ -61,8 +61,9 @@ struct AccountErasure: Service {
                     UPDATE erasure_checkpoint SET deleted_since = greatest(deleted_since, \(latest)::timestamptz)
                     """)
             }
-            // A full page may have more behind it: the next one starts after its last entry.
-            guard page.count == DeletedAccounts.pageSize, let last = page.last else { return }
+            // Until a page comes back empty (not merely short: the feed's page size is auth-service's to choose), the
+            // next one starts after the last entry.
+            guard let last = page.last else { return }
             (since, after) = (last.deletedAt, last.userId)
         }
     }
