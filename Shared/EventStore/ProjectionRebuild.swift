@@ -13,11 +13,13 @@ public enum ProjectionRebuild {
 
     /// Rebuilds `projection` and returns how many events were replayed.
     ///
-    /// The switch-over locks the event table against appends (reads go on) until the copies have caught up with the
-    /// last events and been renamed into place; appends waiting meanwhile then write to the new tables. For an inline
-    /// projection it locks the live tables first (every writer must touch its view before the log, as favorites-service
-    /// does, or the two could deadlock); for an async one it waits for the live runner's batch, so the rebuilt
-    /// checkpoint is taken over exactly.
+    /// For an inline projection, the switch-over locks the live tables first (every writer must touch its view before
+    /// the log, as favorites-service does, or the two could deadlock), then the event table against appends (reads go
+    /// on), until the copies have caught up with the last events and been renamed into place; writers waiting
+    /// meanwhile then write to the new tables. For an async one it waits for the live runner's batch, catches up only
+    /// as far as the runner itself would (transactions that have finished), and hands the rebuilt checkpoint over: the
+    /// runner goes on from there, so an event still in flight (a transaction that has not appended yet, such as an
+    /// erasure that deletes its view rows first) is applied when it commits, never skipped.
     @discardableResult
     public static func rebuild(
         _ projection: some Projection, mode: Mode, pool: DatabasePool, batchSize: Int = 1000,
@@ -47,26 +49,32 @@ public enum ProjectionRebuild {
         }
 
         replayed += try await pool.withTransaction { connection in
-            if case .inline = mode {
+            switch mode {
+            case .inline:
                 // Writers read the view, then append, then write the view. Taking the view first (they finish, new
                 // ones wait before their first read) means no writer can hold the view while waiting for the log
                 // below. Reads of the view wait too, until the switch commits.
                 for table in projection.tables {
                     try await connection.query("LOCK TABLE \(identifier: table) IN ACCESS EXCLUSIVE MODE")
                 }
-            }
-            // EXCLUSIVE lets reads through but waits for every transaction that inserted an event to end and holds
-            // back new ones: from here on the log cannot change, and no event can be left in flight.
-            try await connection.query("LOCK TABLE events IN EXCLUSIVE MODE")
-            if case .async = mode {
+                // EXCLUSIVE lets reads through but waits for every transaction that inserted an event to end and
+                // holds back new ones: from here on the log cannot change. The inline view has no checkpoint to go
+                // on from, so it must take every event now.
+                try await connection.query("LOCK TABLE events IN EXCLUSIVE MODE")
+            case .async:
+                // No lock on the log: it would only wait for transactions that have inserted an event already, not
+                // for one that has its id and appends later. The checkpoint handed over covers finished transactions
+                // only, as the runner's own batches do.
                 try await connection.query("""
                     SELECT pg_advisory_xact_lock(\(ProjectionBatch.projectionLockClass), hashtext(\(projection.name)))
                     """)
             }
+            let isAsync = if case .async = mode { true } else { false }
             var applied = 0
             while true {
                 let batch = try await ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies,
-                                                      limit: batchSize, onlyFinishedTransactions: false, on: connection)
+                                                      limit: batchSize, onlyFinishedTransactions: isAsync,
+                                                      on: connection)
                 applied += batch
                 if batch < batchSize { break }
             }
