@@ -107,6 +107,24 @@ import Testing
         }
     }
 
+    @Test func anUnfavoriteOfNothingRetriedWithItsKeySparesALaterFavorite() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let key: HTTPFields = [.idempotencyKey: "unheart-1"]
+            // Not a favorite yet: the unfavorite changes nothing, but with a key it is remembered...
+            #expect(try await api.call(.delete, Self.event, as: ana, headers: key).status == .noContent)
+            _ = try await api.call(.put, Self.event, as: ana)  // ...then another device favorites the item
+            // ...and the retry of the first unfavorite (its response was lost) does not remove it.
+            #expect(try await api.call(.delete, Self.event, as: ana, headers: key).status == .noContent)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self).itemIds == ["G5diZfkn0B-bh"])
+            // Without a key, an unfavorite of nothing still writes nothing.
+            #expect(try await api.call(.delete, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana).status
+                    == .noContent)
+            #expect(try await api.eventTypes(of: ana) == [FavoriteEvent.removedType, FavoriteEvent.addedType])
+        }
+    }
+
     @Test func aClearRetriedWithItsKeyLeavesLaterFavoritesAlone() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

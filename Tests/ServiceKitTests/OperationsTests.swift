@@ -201,6 +201,23 @@ import Testing
         #expect(problems.contains("LOG_LEVEL must be one of"))
     }
 
+    @Test func peerURLsMustBeUsableAndLoseTheirTrailingSlash() throws {
+        var defaults = KitTestApp.defaults
+        defaults.requiredPeers = [.auth, .catalog]
+        let error = #expect(throws: ConfigurationError.self) {
+            try testServiceConfiguration(defaults: defaults, databaseURL: "postgresql://u@db/app",
+                                         environment: ["AUTH_URL": "auth-service:8081",
+                                                       "CATALOG_URL": "http://user:secret@catalog:8082"])
+        }
+        #expect(error?.problems.sorted() == ["AUTH_URL must be an http(s) base URL without query or credentials",
+                                              "CATALOG_URL must be an http(s) base URL without query or credentials"])
+        let configuration = try testServiceConfiguration(
+            defaults: defaults, databaseURL: "postgresql://u@db/app",
+            environment: ["AUTH_URL": "http://gateway:8070/", "CATALOG_URL": "http://gateway:8070"])
+        #expect(configuration.peers[.auth] == "http://gateway:8070")
+        #expect(configuration.peers[.catalog] == "http://gateway:8070")
+    }
+
     @Test func flagsAreParsedLikeTheEnvironment() throws {
         let valid = try ServiceOptions.parse(["--port", "8099", "--log-level", "debug"])
         let configuration = try ServiceConfiguration(reader: valid.configReader(), defaults: KitTestApp.defaults)

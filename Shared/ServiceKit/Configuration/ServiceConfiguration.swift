@@ -100,8 +100,10 @@ public struct ServiceConfiguration: Sendable {
         var peers: [PeerKind: String] = [:]
         for peer in defaults.requiredPeers {
             peers[peer] = switch peer {
-            case .auth: settings.string("auth.url", default: "http://127.0.0.1:8081")
-            case .catalog: settings.string("catalog.url", default: "http://127.0.0.1:8082")
+            // Checked like the upstreams' URLs: a scheme-less `auth-service:8081` would start, then fail every request.
+            // Without a trailing slash, so that every path appended to it starts with exactly one.
+            case .auth: settings.baseURL("auth.url", default: "http://127.0.0.1:8081").trimmingSuffix("/")
+            case .catalog: settings.baseURL("catalog.url", default: "http://127.0.0.1:8082").trimmingSuffix("/")
             }
         }
         self.peers = peers

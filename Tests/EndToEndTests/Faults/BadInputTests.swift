@@ -86,6 +86,31 @@ extension FaultInjection {
             #expect(refusedSignIn.problem?.type == .invalidCredentials, "a refused sign-up created an account")
         }
 
+        /// What the gateway refuses on its own is a problem document too, and its sign-in budget holds for every
+        /// spelling of the path that reaches sign-in.
+        @Test func theGatewayRefusesWithProblemsAndLimitsEverySpellingOfSignIn() async throws {
+            let stack = try StackUnderTest.required()
+            let anonymous = StackClient(stack.gateway)
+            let trace = try await anonymous.send(.TRACE, "/v1/auth/me", body: nil)
+            #expect(trace.status.code == 405)
+            #expect(trace.problem?.type == .methodNotAllowed)
+            let longHeader = try await anonymous.get("/v1/catalog/experiences",
+                                                     headers: [("X-Filler", String(repeating: "a", count: 10_000))])
+            #expect(longHeader.status.code == 400)
+            #expect(longHeader.problem?.type == .malformedRequest)
+
+            // More sign-ins than the burst (20), with a trailing slash, which auth-service routes to sign-in.
+            var limited = 0
+            for _ in 0..<40 {
+                let response = try await anonymous.send(.POST, "/v1/auth/login/", body: Data("{}".utf8),
+                                                        headers: [("Content-Type", "application/json")])
+                #expect(response.isProblem)
+                if response.problem?.type == .rateLimited { limited += 1 }
+            }
+            #expect(limited > 0, "the gateway let 40 sign-ins with a trailing slash through at once")
+            try await Task.sleep(for: .seconds(3))  // the budget refills for the suites after this one
+        }
+
         /// The requests, operation by operation.
         static func corpus(refreshToken: String) -> [Case] {
             var cases: [Case] = []

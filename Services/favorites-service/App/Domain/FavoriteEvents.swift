@@ -103,12 +103,14 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
 
 /// Commands checked against the user's current favorites: a command that would change nothing produces no event.
 enum FavoritesCommands {
-    static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool) -> FavoriteEvent? {
-        isFavorite ? .removed(experience: experience, itemId: itemId) : nil
+    /// An unfavorite or a clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its
+    /// event is how a retry is recognised, and a retry must not remove what was favorited after the first request.
+    static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool, hasIdempotencyKey: Bool)
+        -> FavoriteEvent?
+    {
+        isFavorite || hasIdempotencyKey ? .removed(experience: experience, itemId: itemId) : nil
     }
 
-    /// A clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its event is how a
-    /// retry is recognised, and a retry must not remove what was favorited after the first clear.
     static func clear(experience: ExperienceID, favoriteCount: Int, hasIdempotencyKey: Bool) -> FavoriteEvent? {
         favoriteCount > 0 || hasIdempotencyKey ? .cleared(experience: experience) : nil
     }

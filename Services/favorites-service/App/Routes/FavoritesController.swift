@@ -102,7 +102,7 @@ struct FavoritesController: Sendable {
             if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
             let isFavorite = try FavoritesStore.favorite(in: results[0]) != nil
             guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
-                                                           isFavorite: isFavorite)
+                                                           isFavorite: isFavorite, hasIdempotencyKey: eventID != nil)
             else { return false }
             try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
                                       on: connection)
