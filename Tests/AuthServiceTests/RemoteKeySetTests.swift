@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import ServiceKit
 import Synchronization
+import TestSupport
 import Testing
 
 /// The JWKS cache of services that verify tokens, against a stand-in key server whose keys change.
@@ -73,6 +74,31 @@ import Testing
             let token = try await signer.sign(claims, kid: "second")
             #expect(try await collection.verify(token, as: AccessTokenClaims.self) == claims)
             #expect(server.fetches.load(ordering: .relaxed) == 3)
+        }
+    }
+
+    /// A key the set holds is answered at once when the set is stale, and the refetch runs behind the request.
+    @Test func aStaleSetAnswersForAKnownKeyAndRefreshesBehindIt() async throws {
+        let server = KeyServer()
+        _ = server.add("first")
+        try await Application(router: server.router).test(.live) { client in
+            let clock = ManualClock()
+            let keySet = RemoteKeySet(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
+                                      logger: Logger(label: "test"), maximumAge: .seconds(300),
+                                      refetchInterval: .seconds(5), now: { clock.now })
+            #expect(try await keySet.keys(containing: "first") != nil)
+            // auth-service retires "first" in favour of "second"; the cached set is past its age.
+            server.keys.withLock { $0.removeAll() }
+            _ = server.add("second")
+            clock.advance(.seconds(301))
+            #expect(try await keySet.keys(containing: "first") != nil)  // from the stale set, without waiting
+            // The refetch it started behind itself brings the new set.
+            let refreshed = try await eventually({ server.fetches.load(ordering: .relaxed) }) { $0 == 2 }
+            #expect(refreshed == 2)
+            clock.advance(.seconds(1))
+            let second = try await eventually({ try await keySet.keys(containing: "second") != nil }) { $0 }
+            #expect(second)
+            #expect(try await keySet.keys(containing: "first") == nil)
         }
     }
 

@@ -11,7 +11,9 @@ import NIOCore
 ///
 /// Keys are cached for `maximumAge`; a token with an unknown `kid` triggers a refetch (a key that was just rotated
 /// in), but at most once per `refetchInterval`, so a flood of forged `kid`s cannot turn us into a load generator.
-/// When auth-service cannot be reached, the keys already known keep working.
+/// A token whose `kid` is known is answered at once, even when the set is older than `maximumAge`: the refetch then
+/// runs behind it, so no request waits on auth-service for a key it already has. When auth-service cannot be
+/// reached, the keys already known keep working.
 public actor RemoteKeySet: VerificationKeys {
     let url: String
     let httpClient: HTTPClient
@@ -41,9 +43,16 @@ public actor RemoteKeySet: VerificationKeys {
         let now = now()
         let fresh = fetchedAt.map { now - $0 < maximumAge } ?? false
         let mayFetch = attemptedAt.map { now - $0 >= refetchInterval } ?? true
+        if kids.contains(kid) {
+            if !fresh, mayFetch, inFlight == nil {
+                attemptedAt = now  // so the requests right behind this one do not start another
+                Task { await self.refresh() }
+            }
+            return collection
+        }
         if let inFlight {
             await inFlight.value  // a fetch is under way: its answer is the freshest there will be
-        } else if (!fresh || !kids.contains(kid)) && mayFetch {
+        } else if mayFetch {
             await refresh()
         }
         if fetchedAt == nil {
