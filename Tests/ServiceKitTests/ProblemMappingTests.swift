@@ -37,7 +37,20 @@ import Testing
             }
             try await client.execute(uri: "/health/live", method: .put) { response in
                 #expect(response.status == .methodNotAllowed)
-                #expect(response.headers[.allow] == "GET, HEAD" || response.headers[.allow] == "GET")
+                #expect(response.headers[.allow] == "GET, HEAD")
+            }
+        }
+    }
+
+    @Test func headIsAnsweredWhereverGetIs() async throws {
+        try await KitTestApp.withApp { client in
+            try await client.execute(uri: "/health/live", method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == 0)
+            }
+            try await client.execute(uri: "/v1/kit/widgets", method: .head) { response in
+                #expect(response.status == .methodNotAllowed)  // a POST-only route
+                #expect(response.headers[.allow] == "POST")
             }
         }
     }

@@ -120,13 +120,15 @@ public final class RouteTable: Sendable {
         }.sorted()
     }
 
-    /// The methods routes matching `path` answer; empty when no route matches.
+    /// The methods routes matching `path` answer (HEAD wherever GET is, as the router answers it); empty when no
+    /// route matches.
     public func allowedMethods(for path: String) -> [HTTPRequest.Method] {
         let segments = path.split(separator: "/")
-        let methods = patterns.withLock { patterns in
+        var methods = Set(patterns.withLock { patterns in
             patterns.filter { Self.matches($0.segments, segments) }.flatMap(\.methods)
-        }
-        return Set(methods).sorted { $0.rawValue < $1.rawValue }
+        })
+        if methods.contains(.get) { methods.insert(.head) }
+        return methods.sorted { $0.rawValue < $1.rawValue }
     }
 
     static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {

@@ -63,7 +63,8 @@ public func buildServiceApplication(
         authentication: authentication
     )
 
-    let router = Router(context: AppRequestContext.self)
+    // HEAD wherever GET is served (RFC 9110 §9.1): the same answer without its body.
+    let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     // Middleware first: a route only runs the middleware that existed when it was added.
     router.addMiddleware {
         RequestIDMiddleware()
