@@ -53,11 +53,32 @@ enum FavoriteEvent: Equatable, Sendable {
         }
     }
 
-    init?(_ recorded: RecordedEvent) {
+    /// The event as a projection applies it: nil for a type this service does not keep (it changes no view), and an
+    /// error for one of its own types that it cannot read (a schema version from a newer release, during a rolling
+    /// deploy). The error fails the projection's batch, so the checkpoint stays before the event until a replica
+    /// that can read it applies it: skipping it would lose it from the view for good.
+    init?(_ recorded: RecordedEvent) throws {
         guard let event = Self.decode(type: recorded.type, schemaVersion: recorded.schemaVersion,
                                       data: Data(recorded.data.utf8))
-        else { return nil }
+        else {
+            guard !Self.types.contains(recorded.type) else {
+                throw Unreadable(type: recorded.type, schemaVersion: recorded.schemaVersion, position: recorded.position)
+            }
+            return nil
+        }
         self = event
+    }
+
+    /// The types this service writes (and the tombstone of an erasure).
+    static let types: Set<String> = [addedType, removedType, clearedType, EventStore.streamErasedType]
+
+    struct Unreadable: Error, CustomStringConvertible {
+        var type: String
+        var schemaVersion: Int
+        var position: Int64
+        var description: String {
+            "event \(position) of type \(type) at schema version \(schemaVersion) cannot be read by this release"
+        }
     }
 }
 

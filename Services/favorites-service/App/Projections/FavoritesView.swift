@@ -13,7 +13,7 @@ struct FavoritesView: Projection {
         async throws
     {
         for event in events {
-            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = FavoriteEvent(event)
+            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = try FavoriteEvent(event)
             else { continue }
             try await FavoritesStore.apply(favorite, user: user, version: event.version, at: event.recordedAt,
                                      table: tables[Self.table], on: connection)

@@ -20,7 +20,7 @@ struct MostFavorited: Projection {
         let items = tables[Self.items]
         let members = tables[Self.members]
         for event in events {
-            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = FavoriteEvent(event)
+            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = try FavoriteEvent(event)
             else { continue }
             switch favorite {
             case .added(let item):
