@@ -327,6 +327,8 @@ public final class DatabasePool: Service, Sendable {
                         return .failure(PostgresError(kind: .poolClosed, message: "the database pool is closed"))
                     }
                     if let free = state.freeSlots.popLast() { return .success(free) }
+                    // Cancelled before getting in line: the cancellation handler already ran and found no waiter.
+                    if Task.isCancelled { return .failure(CancellationError()) }
                     state.waiters.append(Waiter(id: id, continuation: continuation, timer: timer))
                     return nil
                 }

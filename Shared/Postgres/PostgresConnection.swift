@@ -19,6 +19,8 @@ public actor PostgresConnection {
     private var handle: OpaquePointer?
     /// The session's socket, watched by ``reactor``.
     private let socket: Int32
+    /// The reactor's registration of ``socket``.
+    private let registration: UInt64
     /// Wakes the session's waits; the pool runs a lease's body on it.
     let reactor: SocketReactor
     /// Statement text → server-side prepared statement name, for this session.
@@ -52,7 +54,7 @@ public actor PostgresConnection {
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         let socket = PQsocket(connection)
         do {
-            try SocketReactor.shared.register(socket)
+            registration = try SocketReactor.shared.register(socket)
         } catch {
             PQfinish(connection)
             throw error
@@ -111,11 +113,11 @@ public actor PostgresConnection {
     /// Until it is done, the session is not handed out again (``endLease()``, ``isReusable``): a cancel that reached
     /// the server late would otherwise stop the next lease's statement.
     public nonisolated func cancelRunningStatement() {
-        let request = shared.withLock { state -> CancelRequest? in
-            guard state.running, !state.cancelInFlight, let cancel = state.cancel else { return nil }
-            state.cancelInFlight = true
-            return cancel
-        }
+        send(shared.withLock { $0.claimCancel() })
+    }
+
+    /// Sends a claimed cancel request (see ``SharedState/claimCancel()``) from a thread of its own.
+    private nonisolated func send(_ request: CancelRequest?) {
         guard let request else { return }
         Self.runOnThreadOfItsOwn(named: "postgres-cancel") { [shared] in
             request.send()
@@ -174,12 +176,13 @@ public actor PostgresConnection {
     /// statement of the lease fails with ``PostgresError/Kind/timeout``. The pool calls this every few milliseconds
     /// while the lease lasts, so a cancel that reached the server before its statement is sent again.
     nonisolated func expireLeaseIfOverdue(now: ContinuousClock.Instant) {
-        let overdue = shared.withLock { state in
-            guard let deadline = state.leaseDeadline, deadline < now else { return false }
+        // One locked step: with two, the lease could end and the next begin a statement in between, which the cancel
+        // would then stop.
+        send(shared.withLock { state -> CancelRequest? in
+            guard let deadline = state.leaseDeadline, deadline < now else { return nil }
             state.timedOut = true
-            return true
-        }
-        if overdue { cancelRunningStatement() }
+            return state.claimCancel()
+        })
     }
 
     /// Closes the session. Idempotent.
@@ -188,7 +191,7 @@ public actor PostgresConnection {
         handle = nil
         // A cancel still on its way keeps its own reference to the request, which is freed after it.
         shared.withLock { $0 = SharedState(closed: true) }
-        reactor.deregister(socket)  // before PQfinish closes the descriptor, whose number may then be reused
+        reactor.deregister(socket, token: registration)  // before PQfinish closes the descriptor, whose number may then be reused
         PQfinish(connection)
     }
 
@@ -292,20 +295,25 @@ public actor PostgresConnection {
 
     /// ``pipeline(_:prepare:)`` with a choice per statement, and the pending `BEGIN` of a transaction in front.
     private func pipelined(_ requested: [(sql: SQL, prepare: Bool)]) async throws -> [QueryResult] {
+        // Everything that can fail before the pipeline is sent, first: a NUL in a parameter, and preparing (a round
+        // trip of its own, on first use only). The pending `BEGIN` is taken only after, so that when either throws
+        // (and the body catches it) the transaction's next statement still carries it; and no error leaves statements
+        // queued in pipeline mode without their sync.
+        for (sql, _) in requested { try requireNoNUL(sql.parameters) }
+        var names: [String?] = []
+        for (sql, prepare) in requested { names.append(prepare ? try await preparedName(for: sql) : nil) }
         var batch = requested
         let beginning = pendingBegin != nil
         if let begin = pendingBegin {
             batch.insert((begin, false), at: 0)
+            names.insert(nil, at: 0)
             pendingBegin = nil
         }
         guard !batch.isEmpty else { return [] }
-        // Preparing is a round trip of its own, done outside the pipeline on first use only.
-        var names: [String?] = []
-        for (sql, prepare) in batch { names.append(prepare ? try await preparedName(for: sql) : nil) }
         let connection = try begin()
         defer { settle(connection) }
         guard PQenterPipelineMode(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
-        defer { PQexitPipelineMode(connection) }
+        defer { if handle == connection { PQexitPipelineMode(connection) } }
         for ((sql, _), name) in zip(batch, names) {
             let sent = try withCStrings(sql.parameters) { values in
                 if let name {
@@ -434,7 +442,14 @@ public actor PostgresConnection {
         while PQisBusy(connection) == 1 {
             try await awaitInput(connection)
         }
-        return PQgetResult(connection)
+        let result = PQgetResult(connection)
+        // COPY would hand out COPY results for ever; this module does not speak it. The session stays in COPY, so it
+        // is not idle, and the pool retires it.
+        if let result, [PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH].contains(PQresultStatus(result)) {
+            PQclear(result)
+            throw PostgresError.client("COPY is not supported on these sessions")
+        }
+        return result
     }
 
     /// Returns once libpq has read more from the server. The reactor wakes us for input that arrives after we wait;
@@ -451,6 +466,8 @@ public actor PostgresConnection {
     }
 
     private func consumeInput(_ connection: OpaquePointer) throws {
+        // ``close()`` may have run while the statement waited (it wakes the wait): the `PGconn` is freed then.
+        guard handle == connection else { throw PostgresError(kind: .connectionLost, message: "connection closed") }
         readSinceSend = true
         guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
     }
@@ -466,16 +483,23 @@ public actor PostgresConnection {
             throw PostgresError.client("the transaction ended with commit(with:); a statement after it would run outside")
         }
         if Task.isCancelled { throw CancellationError() }
-        readSinceSend = false  // what the last statement left unread is not an answer to the next one
         try shared.withLock { state in
             if state.timedOut { throw PostgresError(kind: .timeout, message: "the database lease ran out of time") }
+            // The actor lets other calls in at every await: two tasks of one lease body must not interleave their
+            // statements on the session (each would read the other's results, and one wait would replace the other).
+            if state.running {
+                throw PostgresError.client("another statement is running on this session; run them one after another")
+            }
             state.running = true
         }
+        readSinceSend = false  // what the last statement left unread is not an answer to the next one
         return connection
     }
 
     private func settle(_ connection: OpaquePointer) {
-        let idle = PQstatus(connection) == CONNECTION_OK && PQtransactionStatus(connection) == PQTRANS_IDLE
+        // Closed while the statement waited: the `PGconn` is gone.
+        let idle = handle == connection && PQstatus(connection) == CONNECTION_OK
+            && PQtransactionStatus(connection) == PQTRANS_IDLE
         shared.withLock {
             $0.running = false
             $0.idle = idle
@@ -520,6 +544,14 @@ struct SharedState: Sendable {
     var closed = false
     var timedOut = false
     var leaseDeadline: ContinuousClock.Instant?
+
+    /// The cancel request to send for the statement running now, marked as on its way; nil when no statement runs or
+    /// a cancel is already on its way.
+    mutating func claimCancel() -> CancelRequest? {
+        guard running, !cancelInFlight, let cancel else { return nil }
+        cancelInFlight = true
+        return cancel
+    }
 }
 
 /// libpq's cancel handle for one session (`PGcancel`), freed when neither the session nor a cancel on its way needs it.
@@ -563,6 +595,17 @@ public struct PostgresNotification: Sendable, Equatable {
     public let senderProcessID: Int32
 }
 
+/// A NUL would silently truncate the C string, and PostgreSQL text cannot hold one anyway.
+private let nulInParameter = PostgresError.client("a parameter contains a NUL character, which PostgreSQL text cannot hold")
+
+/// Throws what ``withCStrings(_:_:)`` would throw for `strings`, without copying them.
+func requireNoNUL(_ strings: [String?]) throws {
+    for case var string? in strings {
+        let hasNUL = string.withUTF8 { utf8 in utf8.baseAddress.map { memchr($0, 0, utf8.count) != nil } ?? false }
+        if hasNUL { throw nulInParameter }
+    }
+}
+
 /// `[String?]` as a `const char * const *` valid inside `body`; `nil` becomes a NULL pointer (SQL NULL).
 /// The strings are copied, NUL-terminated, into one scratch buffer (on the stack when small): a statement's
 /// parameters cost no allocation of their own.
@@ -581,15 +624,12 @@ func withCStrings<Result>(
                 }
                 let target = bytes.baseAddress! + offset
                 let copied = string.withUTF8 { utf8 -> Bool in
-                    // A NUL would silently truncate the C string (and PostgreSQL text cannot hold one anyway).
                     guard let source = utf8.baseAddress else { return true }
                     guard memchr(source, 0, utf8.count) == nil else { return false }
                     target.update(from: source, count: utf8.count)
                     return true
                 }
-                guard copied else {
-                    throw PostgresError.client("a parameter contains a NUL character, which PostgreSQL text cannot hold")
-                }
+                guard copied else { throw nulInParameter }
                 offset += string.utf8.count
                 bytes[offset] = 0
                 offset += 1

@@ -29,6 +29,8 @@ final class SocketReactor: TaskExecutor, Sendable {
     }
 
     private struct Socket {
+        /// Which registration of this descriptor number this is (see ``register(_:)``).
+        var token: UInt64
         var waiter: UnsafeContinuation<Void, Never>?
         var interest = Interest.readable
         var readable = false
@@ -55,6 +57,7 @@ final class SocketReactor: TaskExecutor, Sendable {
         /// The thread is in `epoll_wait` with no timeout to speak of: a new job must write to `wakeUp`.
         var sleeping = false
         var threadRunning = false
+        var nextToken: UInt64 = 0
 
         /// Marks the thread as running, and tells whether it must be started.
         mutating func needsThread() -> Bool {
@@ -97,11 +100,13 @@ final class SocketReactor: TaskExecutor, Sendable {
 
     // MARK: Sockets
 
-    /// Starts watching `socket`. Call once per session, before waiting on it.
-    func register(_ socket: Int32) throws {
-        let start = state.withLock { state in
-            state.sockets[socket] = Socket()
-            return state.needsThread()
+    /// Starts watching `socket`. Call once per session, before waiting on it. Returns the registration's token, which
+    /// ``deregister(_:token:)`` needs.
+    func register(_ socket: Int32) throws -> UInt64 {
+        let (start, token) = state.withLock { state in
+            state.nextToken += 1
+            state.sockets[socket] = Socket(token: state.nextToken)
+            return (state.needsThread(), state.nextToken)
         }
         if start { startThread() }
         var event = epoll_event()
@@ -112,12 +117,19 @@ final class SocketReactor: TaskExecutor, Sendable {
             state.withLock { _ = $0.sockets.removeValue(forKey: socket) }
             throw PostgresError.client("cannot watch the database socket (errno \(code))")
         }
+        return token
     }
 
     /// Stops watching `socket` (before it is closed, so a reused descriptor number starts afresh). A task still
-    /// waiting on it is woken.
-    func deregister(_ socket: Int32) {
-        let waiter = state.withLock { $0.sockets.removeValue(forKey: socket)?.waiter }
+    /// waiting on it is woken. Only the registration `token` names is removed: when the server ended a session,
+    /// libpq has already closed its descriptor, and the number may belong to a newer session by now, whose
+    /// registration must stay.
+    func deregister(_ socket: Int32, token: UInt64) {
+        let (owned, waiter) = state.withLock { state -> (Bool, UnsafeContinuation<Void, Never>?) in
+            guard state.sockets[socket]?.token == token else { return (false, nil) }
+            return (true, state.sockets.removeValue(forKey: socket)?.waiter)
+        }
+        guard owned else { return }  // a closed descriptor left the epoll set by itself
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil)
         waiter?.resume()
     }

@@ -44,6 +44,50 @@ import Testing
         }
     }
 
+    /// The body's first statement fails before anything is sent (preparing it, or a NUL in a parameter), and the body
+    /// swallows that: the `BEGIN` must still go with the next statement, or that one would commit on its own.
+    @Test(arguments: ["prepare", "nul"])
+    func aFirstStatementThatFailsBeforeSendingKeepsTheTransaction(failure: String) async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            await #expect(throws: Boom.self) {
+                try await pool.withTransaction { connection in
+                    if failure == "prepare" {
+                        _ = try? await connection.query("SELECT * FROM no_such_table", prepare: true)
+                    } else {
+                        _ = try? await connection.query("SELECT \("a\u{0}b")::text")
+                    }
+                    try await connection.query("INSERT INTO t VALUES (1)")
+                    throw Boom()
+                }
+            }
+            #expect(try await PostgresTestQueries.rows(in: pool) == 0)
+        }
+    }
+
+    /// Two tasks of one body share the session: their statements may not interleave (in pipeline mode libpq would
+    /// take the second, which would then read the first one's results, and one wait would replace the other). The
+    /// second is refused, the first finishes, and the session serves the next lease.
+    @Test(.timeLimit(.minutes(1)))
+    func twoStatementsAtOnceOnOneSessionAreRefused() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            let outcomes = try await pool.withSession { connection in
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    group.addTask { (try? await connection.pipeline(["SELECT pg_sleep(0.3)", "SELECT 1"])) != nil }
+                    group.addTask {
+                        try await Task.sleep(for: .milliseconds(100))
+                        return (try? await connection.query("SELECT 1")) != nil
+                    }
+                    var outcomes: [Bool] = []
+                    for try await outcome in group { outcomes.append(outcome) }
+                    return outcomes
+                }
+            }
+            #expect(outcomes.filter { $0 }.count == 1 && outcomes.count == 2)
+            #expect(try await pool.query("SELECT 2").single().decode(Int.self, at: 0) == 2)
+        }
+    }
+
     @Test func rolledBackWhenTheTaskIsCancelled() async throws {
         try await withTestPool(size: 2) { pool, _ in
             try await pool.query("CREATE TABLE t (v int)")

@@ -1,0 +1,26 @@
+import Foundation
+@testable import Postgres
+import Testing
+
+@Suite struct ReactorTests {
+    /// libpq closes the descriptor of a session the server ended, and the number may go to a newer session before the
+    /// pool closes the old one. Closing the old one must not stop the reactor watching the new one's socket.
+    @Test func deregisteringAStaleRegistrationLeavesTheNewOneWatched() throws {
+        let reactor = SocketReactor.shared
+        var old: [Int32] = [0, 0]
+        var new: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &new) == 0)
+        defer { for descriptor in [old[0], old[1], new[0], new[1]] { close(descriptor) } }
+        let number = old[0]
+        let stale = try reactor.register(number)
+        // The old socket closes and the same number now names the new one (dup2 does both at once, so no other test
+        // can take the number in between).
+        try #require(dup2(new[0], number) == number)
+        let current = try reactor.register(number)
+        reactor.deregister(number, token: stale)
+        #expect(!reactor.mayHaveInput(on: number))  // still watched, and nothing has arrived
+        reactor.deregister(number, token: current)
+        #expect(reactor.mayHaveInput(on: number))  // no longer watched: an unknown socket may have anything
+    }
+}
