@@ -442,14 +442,16 @@ public actor PostgresConnection {
         while PQisBusy(connection) == 1 {
             try await awaitInput(connection)
         }
-        let result = PQgetResult(connection)
-        // COPY would hand out COPY results for ever; this module does not speak it. The session stays in COPY, so it
-        // is not idle, and the pool retires it.
-        if let result, [PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH].contains(PQresultStatus(result)) {
+        guard let result = PQgetResult(connection) else { return nil }
+        switch PQresultStatus(result) {
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            // COPY would hand out COPY results for ever; this module does not speak it. The session stays in COPY,
+            // so it is not idle, and the pool retires it.
             PQclear(result)
             throw PostgresError.client("COPY is not supported on these sessions")
+        default:
+            return result
         }
-        return result
     }
 
     /// Returns once libpq has read more from the server. The reactor wakes us for input that arrives after we wait;

@@ -88,6 +88,19 @@ import Testing
         }
     }
 
+    /// COPY is not spoken here: refused as a client error (not a hang), and the pool goes on with a fresh session.
+    @Test(.timeLimit(.minutes(1)))
+    func copyIsRefusedAndThePoolGoesOn() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            let error = await #expect(throws: PostgresError.self) {
+                _ = try await pool.query("COPY (SELECT 1) TO STDOUT")
+            }
+            #expect(error?.kind == .client)
+            let next = try await pool.query("SELECT 3").single().decode(Int.self, at: 0)
+            #expect(next == 3)
+        }
+    }
+
     @Test func rolledBackWhenTheTaskIsCancelled() async throws {
         try await withTestPool(size: 2) { pool, _ in
             try await pool.query("CREATE TABLE t (v int)")
