@@ -82,20 +82,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         return parts.joined(separator: ": ")
     }
 
-    /// Replaces the text between double quotes with `…`: server messages quote the offending input there.
+    /// Replaces everything from the first double quote to the last with `"…"`: server messages quote the offending
+    /// input there, and the input may hold quotes of its own, so pairs cannot be trusted. A quoted name in the same
+    /// message (a column, a relation) goes too: a lost name costs less than a leaked value. An unpaired quote masks
+    /// the rest.
     static func maskQuoted(_ message: String) -> String {
-        var masked = ""
-        var inQuotes = false
-        for character in message {
-            if character == "\"" {
-                masked.append(character)
-                if !inQuotes { masked.append("…") }
-                inQuotes.toggle()
-            } else if !inQuotes {
-                masked.append(character)
-            }
+        guard let first = message.firstIndex(of: "\"") else {
+            return message.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        return masked.trimmingCharacters(in: .whitespacesAndNewlines)
+        let last = message.lastIndex(of: "\"") ?? first
+        let rest = last > first ? "\"" + message[message.index(after: last)...] : ""
+        return (message[..<first] + "\"…" + rest).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
 
