@@ -45,14 +45,22 @@ import Testing
         func advance(_ duration: Duration) { current.withLock { $0 += duration } }
     }
 
-    @Test func unknownKIDsTriggerARefetchButNotAFlood() async throws {
+    /// A key server holding the key "first", and a key set (cached 300 s, refetched at most every 5 s) on a clock the
+    /// test moves.
+    static func withKeySet(_ test: @escaping @Sendable (KeyServer, ManualClock, RemoteKeySet) async throws -> Void) async throws {
         let server = KeyServer()
         _ = server.add("first")
         try await Application(router: server.router).test(.live) { client in
             let clock = ManualClock()
             let keySet = RemoteKeySet(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
-                                      logger: Logger(label: "test"), refetchInterval: .seconds(5),
-                                      now: { clock.now })
+                                      logger: Logger(label: "test"), maximumAge: .seconds(300),
+                                      refetchInterval: .seconds(5), now: { clock.now })
+            try await test(server, clock, keySet)
+        }
+    }
+
+    @Test func unknownKIDsTriggerARefetchButNotAFlood() async throws {
+        try await Self.withKeySet { server, clock, keySet in
             #expect(try await keySet.keys(containing: "first") != nil)
             #expect(try await keySet.keys(containing: "first") != nil)
             #expect(server.fetches.load(ordering: .relaxed) == 1)  // cached
@@ -79,13 +87,7 @@ import Testing
 
     /// A key the set holds is answered at once when the set is stale, and the refetch runs behind the request.
     @Test func aStaleSetAnswersForAKnownKeyAndRefreshesBehindIt() async throws {
-        let server = KeyServer()
-        _ = server.add("first")
-        try await Application(router: server.router).test(.live) { client in
-            let clock = ManualClock()
-            let keySet = RemoteKeySet(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
-                                      logger: Logger(label: "test"), maximumAge: .seconds(300),
-                                      refetchInterval: .seconds(5), now: { clock.now })
+        try await Self.withKeySet { server, clock, keySet in
             #expect(try await keySet.keys(containing: "first") != nil)
             // auth-service retires "first" in favour of "second"; the cached set is past its age.
             server.keys.withLock { $0.removeAll() }
