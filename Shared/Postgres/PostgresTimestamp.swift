@@ -5,8 +5,14 @@ import Foundation
 /// Every session runs with `TimeZone=UTC` and `DateStyle=ISO`, so the server prints `2026-11-22 17:08:00.5+00`.
 enum PostgresTimestamp {
     /// `2026-11-22T17:08:00.500000Z`: PostgreSQL keeps microseconds, so more digits would be lost anyway.
+    /// Infinite dates become `infinity`/`-infinity`. A NaN date, or one too far out to count in microseconds (beyond
+    /// PostgreSQL's own range anyway), becomes text that the server refuses with an error (SQLSTATE 22007): converting
+    /// it would stop the process.
     static func format(_ date: Date) -> String {
-        let totalMicros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let interval = date.timeIntervalSince1970
+        if interval.isInfinite { return interval > 0 ? "infinity" : "-infinity" }
+        let totalMicros = (interval * 1_000_000).rounded()
+        guard abs(totalMicros) < 9.2e18 else { return "not a representable date" }  // also NaN: every comparison fails
         let micros = Int64(totalMicros)
         var seconds = micros / 1_000_000
         var fraction = micros % 1_000_000

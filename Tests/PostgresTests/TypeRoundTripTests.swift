@@ -111,4 +111,22 @@ import Testing
             #expect(ides < Date(timeIntervalSince1970: -62_000_000_000))
         }
     }
+
+    @Test func datesOutsideTheRangeAreRefusedByTheServerNotTrapped() async throws {
+        try await withTestPool { pool, _ in
+            let (future, past) = try await pool.query("""
+                SELECT \(Date(timeIntervalSince1970: .infinity))::timestamptz = 'infinity',
+                       \(Date(timeIntervalSince1970: -.infinity))::timestamptz = '-infinity'
+                """).single().decode((Bool, Bool).self)
+            #expect(future && past)
+            for seconds in [Double.nan, 1e300, -1e300] {
+                let error = await #expect(throws: PostgresError.self) {
+                    try await pool.query("SELECT \(Date(timeIntervalSince1970: seconds))::timestamptz")
+                }
+                #expect(error?.sqlState == "22007")
+            }
+            // The sessions stay usable.
+            #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
+        }
+    }
 }
