@@ -20,14 +20,57 @@ public enum ProjectionRebuild {
     /// as far as the runner itself would (transactions that have finished), and hands the rebuilt checkpoint over: the
     /// runner goes on from there, so an event still in flight (a transaction that has not appended yet, such as an
     /// erasure that deletes its view rows first) is applied when it commits, never skipped.
+    ///
+    /// The whole rebuild runs on one session, which holds the rebuild's advisory lock throughout: a second rebuild of
+    /// the same projection (a retried job, a second terminal) fails at once with ``AlreadyRunning`` instead of dropping
+    /// the first one's copies and checkpoint mid-replay, which could have swapped in a view with events applied twice.
     @discardableResult
     public static func rebuild(
         _ projection: some Projection, mode: Mode, pool: DatabasePool, batchSize: Int = 1000,
         logger: Logger = Logger(label: "projection.rebuild")
     ) async throws -> Int {
+        // The session's statement_timeout bounds each statement; the lease as a whole may take as long as the log needs.
+        try await pool.withSession(timeout: .seconds(7 * 86_400)) { connection in
+            guard try await connection.query("""
+                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(\(projection.name)))
+                """).single().decode(Bool.self, at: 0)
+            else { throw AlreadyRunning(projection: projection.name) }
+            do {
+                let replayed = try await replay(projection, mode: mode, batchSize: batchSize, logger: logger, on: connection)
+                try await unlock(projection, on: connection)
+                return replayed
+            } catch {
+                // A session that cannot say so (cancelled, broken) is closed instead: the lock ends with it, and the
+                // pool opens a new one.
+                if (try? await unlock(projection, on: connection)) == nil { connection.close() }
+                throw error
+            }
+        }
+    }
+
+    /// Another rebuild of this projection holds its lock (see ``rebuild(_:mode:pool:batchSize:logger:)``).
+    public struct AlreadyRunning: Error, CustomStringConvertible {
+        public let projection: String
+        public var description: String {
+            "a rebuild of \(projection) is already running; wait for it to end (its lock is held by its database session)"
+        }
+    }
+
+    /// The class (first key) of the rebuilds' session-level advisory locks; the projection's name is the second.
+    static let rebuildLockClass: Int32 = 0x5242_4C44  // "RBLD"
+
+    private static func unlock(_ projection: some Projection, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(\(projection.name)))")
+    }
+
+    /// The rebuild itself, under its lock: fill the copies, then switch them in.
+    private static func replay(
+        _ projection: some Projection, mode: Mode, batchSize: Int, logger: Logger,
+        on connection: isolated PostgresConnection
+    ) async throws -> Int {
         let copies = ProjectionTables(copiesOf: projection.tables, suffix: "_rebuild")
         let checkpoint = projection.name + "#rebuild"
-        try await pool.withTransaction { connection in
+        try await connection.withTransaction { connection in
             for table in projection.tables {
                 try await connection.query("DROP TABLE IF EXISTS \(identifier: copies[table])")
                 try await connection.query("""
@@ -39,7 +82,7 @@ public enum ProjectionRebuild {
 
         var replayed = 0
         while true {
-            let applied = try await pool.withTransaction { connection in
+            let applied = try await connection.withTransaction { connection in
                 try await ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies, limit: batchSize,
                                           on: connection)
             }
@@ -48,7 +91,7 @@ public enum ProjectionRebuild {
             if applied < batchSize { break }
         }
 
-        replayed += try await pool.withTransaction { connection in
+        replayed += try await connection.withTransaction { connection in
             switch mode {
             case .inline:
                 // Writers read the view, then append, then write the view. Taking the view first (they finish, new

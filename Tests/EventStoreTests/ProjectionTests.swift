@@ -21,10 +21,13 @@ import Testing
         let tables = ["ledger"]
         /// Stops after the first event of a batch, in a statement a test can find and kill.
         var stallMidBatch = false
+        /// Throws instead of applying anything, as a projection with a bug would.
+        var failing = false
 
         func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
             async throws
         {
+            if failing, !events.isEmpty { throw TestSupportError("the ledger refuses to apply events") }
             for (index, event) in events.enumerated() {
                 try await connection.query("""
                     INSERT INTO \(identifier: tables["ledger"]) (position, stream_id, version)
@@ -211,6 +214,43 @@ import Testing
             #expect(try await pool.query("SELECT to_regclass('ledger_rebuild') IS NULL").single().decode(Bool.self, at: 0))
             #expect(try await pool.query("SELECT projection FROM projection_checkpoints").decode(as: String.self)
                 == ["ledger"])
+        }
+    }
+
+    @Test func aSecondRebuildOfTheSameProjectionIsRefusedAndEveryRebuildReleasesItsLock() async throws {
+        try await Self.withStore { pool in
+            for index in 0..<5 { try await Self.append("item-\(index)", to: "user-\(index % 2)", pool: pool) }
+            /// Rebuild locks held in this test's database, by any session.
+            func heldRebuildLocks() async throws -> Int {
+                try await pool.query("""
+                    SELECT count(*)::int FROM pg_locks
+                     WHERE locktype = 'advisory' AND classid = \(Int(ProjectionRebuild.rebuildLockClass))::oid
+                       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """).single().decode(Int.self, at: 0)
+            }
+            // A rebuild in progress elsewhere holds the lock with its session: a second one is refused before it
+            // touches anything.
+            try await pool.withSession { holder in
+                try await holder.query("""
+                    SELECT pg_advisory_lock(\(ProjectionRebuild.rebuildLockClass), hashtext('ledger'))
+                    """)
+                await #expect(throws: ProjectionRebuild.AlreadyRunning.self) {
+                    try await ProjectionRebuild.rebuild(Ledger(), mode: .async, pool: pool)
+                }
+                #expect(try await holder.query("SELECT to_regclass('ledger_rebuild') IS NULL").single()
+                    .decode(Bool.self, at: 0))
+                try await holder.query("""
+                    SELECT pg_advisory_unlock(\(ProjectionRebuild.rebuildLockClass), hashtext('ledger'))
+                    """)
+            }
+            // A rebuild that fails and one that succeeds each leave the lock free.
+            await #expect(throws: TestSupportError.self) {
+                try await ProjectionRebuild.rebuild(Ledger(failing: true), mode: .async, pool: pool)
+            }
+            #expect(try await heldRebuildLocks() == 0)
+            #expect(try await ProjectionRebuild.rebuild(Ledger(), mode: .async, pool: pool) == 5)
+            #expect(try await heldRebuildLocks() == 0)
+            #expect(try await Self.ledger(pool) == Self.logPositions(pool))
         }
     }
 }
