@@ -117,6 +117,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Shared/TestSupport",
+            exclude: ["tls-record-relay.py"],
             swiftSettings: strictSettings
         ),
     ]

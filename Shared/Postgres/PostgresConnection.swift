@@ -455,9 +455,9 @@ public actor PostgresConnection {
     }
 
     /// Returns once libpq has read more from the server. The reactor wakes us for input that arrives after we wait;
-    /// input left in the socket by an earlier read (libpq reads a long message in bounded steps) is taken at once.
+    /// input left behind by an earlier read (libpq reads a long message in bounded steps) is taken at once.
     private func awaitInput(_ connection: OpaquePointer, cancellably: Bool = false) async throws {
-        if !readSinceSend || !hasUnreadInput() {
+        if !readSinceSend || !hasUnreadInput(connection) {
             if cancellably {
                 await reactor.waitCancellably(for: .readable, on: socket)
             } else {
@@ -474,7 +474,10 @@ public actor PostgresConnection {
         guard PQconsumeInput(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
     }
 
-    private func hasUnreadInput() -> Bool {
+    /// Whether input is waiting that libpq has not read: in the socket, or, on a TLS session, already decrypted in
+    /// OpenSSL (from a record larger than libpq's free buffer), where the socket shows nothing and no wake-up comes.
+    private func hasUnreadInput(_ connection: OpaquePointer) -> Bool {
+        if let tls = PQsslStruct(connection, "OpenSSL"), SSL_pending(OpaquePointer(tls)) > 0 { return true }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) != 0
     }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A throwaway PostgreSQL 15 cluster of our own: `initdb` in a temporary directory, a free loopback port, fsync off,
-/// owned by the `postgres` user when the tests run as root (PostgreSQL refuses to run as root).
+/// TLS on (a self-signed certificate) for the tests that ask for it, owned by the `postgres` user when the tests run
+/// as root (PostgreSQL refuses to run as root).
 ///
 /// It can be stopped and started again on the same port, which is how tests prove that services ride out a database
 /// restart. A watchdog process stops it and deletes its directory once the test process has exited, even after a
@@ -37,6 +38,7 @@ public struct TestCluster: Sendable {
         try cluster.pgTool("initdb", [
             "-D", cluster.data.path, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync",
         ])
+        try cluster.makeServerCertificate()
         try cluster.startWatchdog()
         try cluster.start()
         return cluster
@@ -47,7 +49,7 @@ public struct TestCluster: Sendable {
         let settings = [
             "-p \(port)", "-k \(root.path)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
             "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=400",
-            "-c shared_buffers=64MB",
+            "-c shared_buffers=64MB", "-c ssl=on",
         ].joined(separator: " ")
         try pgTool("pg_ctl", [
             "-D", data.path, "-l", root.appendingPathComponent("server.log").path, "-w", "-t", "60",
@@ -70,8 +72,21 @@ public struct TestCluster: Sendable {
         _ = try runProgram("/usr/bin/setsid", ["-f", "/bin/sh", "-c", script])
     }
 
+    /// A self-signed certificate in the data directory, so that tests can reach the server over TLS as well
+    /// (`sslmode=require`); ``connectionString`` stays plain.
+    func makeServerCertificate() throws {
+        let key = data.appendingPathComponent("server.key").path
+        try asOwner(SelfSignedCertificate.openssl, SelfSignedCertificate.arguments(
+            key: key, certificate: data.appendingPathComponent("server.crt").path))
+        try asOwner("/bin/chmod", ["600", key])  // PostgreSQL refuses a key that others can read
+    }
+
     func pgTool(_ name: String, _ arguments: [String]) throws {
-        let executable = Self.binaries.appendingPathComponent(name).path
+        try asOwner(Self.binaries.appendingPathComponent(name).path, arguments)
+    }
+
+    /// Runs a program as the cluster's owner.
+    func asOwner(_ executable: String, _ arguments: [String]) throws {
         if asRoot {
             try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", executable] + arguments)
         } else {

@@ -77,6 +77,8 @@ _requirement_met() {
         curl) command -v curl >/dev/null 2>&1 ;;
         wrk) command -v wrk >/dev/null 2>&1 ;;
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
+        python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
+        openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -88,6 +90,8 @@ _requirement_packages() {
         postgresql-15) printf '%s\n' postgresql-15 postgresql-client-15 ;;
         nginx) printf '%s\n' nginx ;;
         curl) printf '%s\n' curl ;;
+        python3) printf '%s\n' python3 ;;
+        openssl) printf '%s\n' openssl ;;
         wrk) printf '%s\n' wrk ;;
         python3-venv) printf '%s\n' python3 python3-venv ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
