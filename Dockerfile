@@ -44,7 +44,8 @@ RUN swift package resolve
 COPY . .
 
 # One product at a time (they share every library module, so the second and third mostly link). The Swift runtime
-# and Foundation are linked statically; what stays dynamic is glibc, libstdc++, libgcc_s, zlib and libpq.
+# and Foundation are linked statically; what stays dynamic is glibc, libstdc++, libgcc_s, zlib, libpq and libssl (the
+# Postgres module asks OpenSSL for input it holds on TLS sessions; libpq5 brings libssl3 into the runtime image anyway).
 RUN for product in auth-service catalog-proxy favorites-service replay-upstream; do \
         swift build -c release --static-swift-stdlib --product "$product" || exit 1; \
     done \

@@ -32,19 +32,18 @@ public enum ProjectionRebuild {
         // The session's statement_timeout bounds each statement; the lease as a whole may take as long as the log needs.
         try await pool.withSession(timeout: .seconds(7 * 86_400)) { connection in
             guard try await connection.query("""
-                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(\(projection.name)))
+                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(current_schema() || '.' || \(projection.name)))
                 """).single().decode(Bool.self, at: 0)
             else { throw AlreadyRunning(projection: projection.name) }
+            let replayed: Int
             do {
-                let replayed = try await replay(projection, mode: mode, batchSize: batchSize, logger: logger, on: connection)
-                try await unlock(projection, on: connection)
-                return replayed
+                replayed = try await replay(projection, mode: mode, batchSize: batchSize, logger: logger, on: connection)
             } catch {
-                // A session that cannot say so (cancelled, broken) is closed instead: the lock ends with it, and the
-                // pool opens a new one.
-                if (try? await unlock(projection, on: connection)) == nil { connection.close() }
+                await unlock(projection, on: connection)
                 throw error
             }
+            await unlock(projection, on: connection)
+            return replayed
         }
     }
 
@@ -56,11 +55,18 @@ public enum ProjectionRebuild {
         }
     }
 
-    /// The class (first key) of the rebuilds' session-level advisory locks; the projection's name is the second.
-    static let rebuildLockClass: Int32 = 0x5242_4C44  // "RBLD"
+    /// The class (first key) of the rebuilds' session-level advisory locks. The second is a hash of the schema and the
+    /// projection's name: advisory locks are per database, and two schemas may each have a projection of that name.
+    /// To find a holder: `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1380076612`.
+    static let rebuildLockClass: Int32 = 0x5242_4C44  // "RBLD" = 1380076612
 
-    private static func unlock(_ projection: some Projection, on connection: isolated PostgresConnection) async throws {
-        try await connection.query("SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(\(projection.name)))")
+    /// Releases the rebuild's lock. A session that cannot (cancelled, broken) is closed instead: the lock ends with it,
+    /// and the pool opens a new one.
+    private static func unlock(_ projection: some Projection, on connection: isolated PostgresConnection) async {
+        let unlocked = try? await connection.query("""
+            SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(current_schema() || '.' || \(projection.name)))
+            """)
+        if unlocked == nil { connection.close() }
     }
 
     /// The rebuild itself, under its lock: fill the copies, then switch them in.

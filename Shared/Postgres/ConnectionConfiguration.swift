@@ -44,6 +44,10 @@ public struct ConnectionConfiguration: Sendable {
             "-c TimeZone=UTC", "-c DateStyle=ISO", "-c extra_float_digits=3", "-c client_min_messages=warning",
             "-c statement_timeout=\(Self.milliseconds(statementTimeout))",
             "-c idle_in_transaction_session_timeout=\(Self.milliseconds(idleInTransactionTimeout))",
+            // The server's side of the TCP keepalive (libpq's `keepalives_*` are the client's): a backend whose client
+            // vanished (its host lost, its pod gone) ends within about a minute rather than the kernel's two hours,
+            // with its transaction and its session locks (a rebuild's, see ProjectionRebuild).
+            "-c tcp_keepalives_idle=30", "-c tcp_keepalives_interval=10", "-c tcp_keepalives_count=3",
         ]
         if let searchPath {
             // Backslash-escape what libpq's options parser treats as separators.

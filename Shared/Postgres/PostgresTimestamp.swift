@@ -6,8 +6,8 @@ import Foundation
 enum PostgresTimestamp {
     /// `2026-11-22T17:08:00.500000Z`: PostgreSQL keeps microseconds, so more digits would be lost anyway.
     /// Infinite dates become `infinity`/`-infinity`. A NaN date, or one too far out to count in microseconds (beyond
-    /// PostgreSQL's own range anyway), becomes text that the server refuses with an error (SQLSTATE 22007): converting
-    /// it would stop the process.
+    /// PostgreSQL's own range anyway), becomes text that the server refuses as a `timestamptz` (SQLSTATE 22007):
+    /// converting it would stop the process. (Bound where the server reads text, such a value is stored as that text.)
     static func format(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970
         if interval.isInfinite { return interval > 0 ? "infinity" : "-infinity" }

@@ -13,6 +13,7 @@ public struct TLSRecordRelay: Sendable {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory())
             .appendingPathComponent("favoriteme-tls-relay-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }  // the relay has read them once it has started
         let key = directory.appendingPathComponent("relay.key").path
         let certificate = directory.appendingPathComponent("relay.crt").path
         _ = try runProgram(SelfSignedCertificate.openssl, SelfSignedCertificate.arguments(key: key, certificate: certificate))

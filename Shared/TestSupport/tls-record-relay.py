@@ -34,47 +34,51 @@ def receive_exactly(connection, count):
     return data
 
 
-def client_to_server(tls, upstream):
+def serve(client, context, upstream_address):
+    """One connection, on one thread: OpenSSL must not be used by two threads at once."""
+    upstream = None
     try:
-        while data := tls.recv(65536):
-            upstream.sendall(data)
+        if receive_exactly(client, 8) != SSL_REQUEST:
+            return
+        client.sendall(b"S")
+        client = context.wrap_socket(client, server_side=True)
+        upstream = socket.create_connection(upstream_address)
+        while True:
+            # Decrypted input that OpenSSL holds does not show in select().
+            ready = [client] if client.pending() else select.select([client, upstream], [], [])[0]
+            if client in ready:
+                data = client.recv(65536)
+                if not data:
+                    return
+                upstream.sendall(data)
+            if upstream in ready:
+                data = upstream.recv(1 << 20)
+                if not data:
+                    return
+                # Everything the server sends before a 2 ms pause, in one write: OpenSSL cuts it into 16 KiB records.
+                while select.select([upstream], [], [], 0.002)[0]:
+                    more = upstream.recv(1 << 20)
+                    if not more:
+                        break
+                    data += more
+                # A short record first moves the 16 KiB records' boundaries off the answer's start, as a server that
+                # flushed a small first part would: otherwise an answer ending just past a power of two would always
+                # end in a tiny record, which libpq takes whole.
+                client.sendall(data[:LEAD])
+                client.sendall(data[LEAD:])
     except OSError:
         pass
     finally:
-        upstream.close()
-
-
-def serve(client, context, upstream_address):
-    try:
-        if receive_exactly(client, 8) != SSL_REQUEST:
-            client.close()
-            return
-        client.sendall(b"S")
-        tls = context.wrap_socket(client, server_side=True)
-        upstream = socket.create_connection(upstream_address)
-        threading.Thread(target=client_to_server, args=(tls, upstream), daemon=True).start()
-        while data := upstream.recv(1 << 20):
-            # Everything the server sends before a 2 ms pause, in one write: OpenSSL cuts it into 16 KiB records.
-            while select.select([upstream], [], [], 0.002)[0]:
-                more = upstream.recv(1 << 20)
-                if not more:
-                    break
-                data += more
-            # A short record first moves the 16 KiB records' boundaries off the answer's start, as a server that
-            # flushed a small first part would: otherwise an answer ending just past a power of two would always end
-            # in a tiny record, which libpq takes whole.
-            tls.sendall(data[:LEAD])
-            tls.sendall(data[LEAD:])
-        tls.close()
-    except OSError:
-        client.close()
+        for connection in (client, upstream):
+            if connection is not None:
+                connection.close()
 
 
 def watch(pid):
     while True:
         try:
             os.kill(pid, 0)
-        except ProcessLookupError:
+        except OSError:  # gone (or its id reused by another user's process)
             os._exit(0)
         time.sleep(1)
 
@@ -90,7 +94,7 @@ def main():
         os._exit(0)
     os.setsid()
     quiet = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(quiet, 1)  # the starter reads its output until every writer has gone
+    os.dup2(quiet, 1)  # nothing of the background relay goes to the starter's output file
     os.dup2(quiet, 2)
     threading.Thread(target=watch, args=(watched,), daemon=True).start()
     while True:

@@ -232,7 +232,7 @@ import Testing
             // touches anything.
             try await pool.withSession { holder in
                 try await holder.query("""
-                    SELECT pg_advisory_lock(\(ProjectionRebuild.rebuildLockClass), hashtext('ledger'))
+                    SELECT pg_advisory_lock(\(ProjectionRebuild.rebuildLockClass), hashtext(current_schema() || '.ledger'))
                     """)
                 await #expect(throws: ProjectionRebuild.AlreadyRunning.self) {
                     try await ProjectionRebuild.rebuild(Ledger(), mode: .async, pool: pool)
@@ -240,7 +240,7 @@ import Testing
                 #expect(try await holder.query("SELECT to_regclass('ledger_rebuild') IS NULL").single()
                     .decode(Bool.self, at: 0))
                 try await holder.query("""
-                    SELECT pg_advisory_unlock(\(ProjectionRebuild.rebuildLockClass), hashtext('ledger'))
+                    SELECT pg_advisory_unlock(\(ProjectionRebuild.rebuildLockClass), hashtext(current_schema() || '.ledger'))
                     """)
             }
             // A rebuild that fails and one that succeeds each leave the lock free.

@@ -188,10 +188,11 @@ import Testing
             let row = try await pool.query("""
                 SELECT current_setting('TimeZone'), current_setting('DateStyle'), current_setting('extra_float_digits'),
                        current_setting('search_path'), current_setting('application_name'),
-                       current_setting('idle_in_transaction_session_timeout')
+                       current_setting('idle_in_transaction_session_timeout'), current_setting('tcp_keepalives_idle')
                 """).single()
-            let (zone, style, digits, path, application, idle) = try row.decode(
-                (String, String, String, String, String, String).self)
+            let (zone, style, digits, path, application, idle, keepalive) = try row.decode(
+                (String, String, String, String, String, String, String).self)
+            #expect(keepalive == "30")
             #expect(zone == "UTC")
             #expect(style.hasPrefix("ISO"))
             #expect(digits == "3")
