@@ -3,8 +3,10 @@ import AsyncHTTPClient
 import Foundation
 import Locking
 import Logging
+import Postgres
 import ServiceKit
 import Synchronization
+import TestSupport
 import Testing
 
 /// A clock the test moves by hand.
@@ -131,27 +133,99 @@ final class CallCounter: Sendable {
         try limiter.admit(ana, now: start.addingTimeInterval(1))
     }
 
-    @Test func theGateEnforcesTheDailyQuota() throws {
-        let settings = UpstreamSettings(
-            baseURL: "https://example.invalid", apiKey: nil, requestsPerSecond: 100, burst: 100, dailyQuota: 3,
-            attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 5, breakerCooldown: 30, maximumBodyBytes: 1024)
-        let gate = UpstreamGate(settings: settings, now: start)
-        for _ in 0..<3 { try gate.admit(now: start) }
-        #expect(throws: UpstreamFailure.self) { try gate.admit(now: start) }
-        try gate.admit(now: UpstreamGate.nextDay(after: start))  // a new UTC day
+    static func settings(dailyQuota: Int?, breakerThreshold: Int = 5) -> UpstreamSettings {
+        UpstreamSettings(
+            baseURL: "https://example.invalid", apiKey: nil, requestsPerSecond: 100, burst: 100, dailyQuota: dailyQuota,
+            attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: breakerThreshold, breakerCooldown: 30,
+            maximumBodyBytes: 1024)
     }
 
-    @Test func aCallRefusedByAnotherLimitDoesNotTakeTheBreakersTrial() throws {
-        let settings = UpstreamSettings(
-            baseURL: "https://example.invalid", apiKey: nil, requestsPerSecond: 100, burst: 100, dailyQuota: nil,
-            attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 1, breakerCooldown: 30, maximumBodyBytes: 1024)
-        let gate = UpstreamGate(settings: settings, now: start)
-        try gate.admit(now: start)
-        gate.recordFailure(now: start)  // open until start + 30
-        gate.quotaExhausted(until: start.addingTimeInterval(31))
-        #expect(throws: UpstreamFailure.rateLimited(retryAfter: 1)) { try gate.admit(now: start.addingTimeInterval(30)) }
-        try gate.admit(now: start.addingTimeInterval(31))  // the trial is still there once the quota reopens
-        #expect(throws: UpstreamFailure.self) { try gate.admit(now: start.addingTimeInterval(32)) }  // and only one
+    /// Runs `body` with the daily quotas' ledger on a fresh database with the catalog schema.
+    static func withLedger<Value: Sendable>(_ body: (DailyQuotaLedger, DatabasePool) async throws -> Value)
+        async throws -> Value
+    {
+        try await withTestPool(migrators: [Migrator(schema: "catalog", migrations: CatalogMigrations.all)],
+                               searchPath: "catalog") { pool, _ in
+            try await body(DailyQuotaLedger(pool: pool), pool)
+        }
+    }
+
+    static func used(_ pool: DatabasePool) async throws -> [Int] {
+        try await pool.query("SELECT used FROM upstream_quota_days ORDER BY day").decode(as: Int.self)
+    }
+
+    @Test func theGateEnforcesTheDailyQuota() async throws {
+        try await Self.withLedger { ledger, pool in
+            let gate = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 3), ledger: ledger, now: start)
+            for _ in 0..<3 { try await gate.admit(now: start) }
+            let midnight = UpstreamGate.nextDay(after: start)
+            await #expect(throws: UpstreamFailure.rateLimited(retryAfter: midnight.timeIntervalSince(start))) {
+                try await gate.admit(now: start)
+            }
+            try await gate.admit(now: midnight)  // a new UTC day
+            #expect(try await Self.used(pool) == [3, 1])
+        }
+    }
+
+    /// Replicas share one quota, and a restarted replica goes on from the day's count: N replicas must not spend N
+    /// times the quota, nor a crash loop start it afresh.
+    @Test func replicasShareTheDailyQuotaAndARestartKeepsTheCount() async throws {
+        try await Self.withLedger { ledger, pool in
+            let replicas = (0..<3).map { _ in
+                UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 7), ledger: ledger, now: start)
+            }
+            let admitted = CallCounter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<30 {
+                    group.addTask {
+                        do throws(UpstreamFailure) {
+                            try await replicas[index % 3].admit(now: start)
+                            admitted.increment()
+                        } catch .rateLimited {}
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(admitted.count == 7)
+            let restarted = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 7), ledger: ledger, now: start)
+            await #expect(throws: UpstreamFailure.self) { try await restarted.admit(now: start) }
+            #expect(try await Self.used(pool) == [7])
+        }
+    }
+
+    /// Calls are reserved a block at a time (a 500th of the quota), and the last ones one by one.
+    @Test func theGateReservesItsQuotaInBlocks() async throws {
+        try await Self.withLedger { ledger, pool in
+            let settings = Self.settings(dailyQuota: 1_500)  // blocks of 3
+            let first = UpstreamGate(upstream: "t", settings: settings, ledger: ledger, now: start)
+            try await first.admit(now: start)
+            try await first.admit(now: start)
+            #expect(try await Self.used(pool) == [3])  // one block, two of its calls spent
+            let second = UpstreamGate(upstream: "t", settings: settings, ledger: ledger, now: start)
+            try await second.admit(now: start)
+            #expect(try await Self.used(pool) == [6])
+            try await pool.query("UPDATE upstream_quota_days SET used = 1499")
+            let third = UpstreamGate(upstream: "t", settings: settings, ledger: ledger, now: start)
+            try await third.admit(now: start)  // no block left, but one call
+            #expect(try await Self.used(pool) == [1_500])
+            await #expect(throws: UpstreamFailure.self) { try await third.admit(now: start) }
+            try await first.admit(now: start)  // what a replica reserved stays its own
+        }
+    }
+
+    @Test func aCallRefusedByAnotherLimitDoesNotTakeTheBreakersTrial() async throws {
+        try await Self.withLedger { ledger, _ in
+            let gate = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: nil, breakerThreshold: 1),
+                                    ledger: ledger, now: start)
+            try await gate.admit(now: start)
+            gate.recordFailure(now: start)  // open until start + 30
+            gate.quotaExhausted(until: start.addingTimeInterval(31))
+            await #expect(throws: UpstreamFailure.rateLimited(retryAfter: 1)) {
+                try await gate.admit(now: start.addingTimeInterval(30))
+            }
+            try await gate.admit(now: start.addingTimeInterval(31))  // the trial is still there once the quota reopens
+            await #expect(throws: UpstreamFailure.self) { try await gate.admit(now: start.addingTimeInterval(32)) }
+        }
     }
 
     @Test func aSpikeArrest429PausesBrieflyAndAQuota429UntilTheReset() {
@@ -172,16 +246,16 @@ final class CallCounter: Sendable {
                 == now.addingTimeInterval(1))
     }
 
-    @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() {
-        let client = UpstreamClient(
-            name: "t", settings: UpstreamSettings(
-                baseURL: "https://app.ticketmaster.com/", apiKey: "k&y", requestsPerSecond: 1, burst: 1, dailyQuota: nil,
-                attemptTimeout: .seconds(1), attempts: 1, breakerThreshold: 1, breakerCooldown: 1, maximumBodyBytes: 1),
-            keyParameter: "apikey", gate: UpstreamGate(settings: .init(
-                baseURL: "", apiKey: nil, requestsPerSecond: 1, burst: 1, dailyQuota: nil, attemptTimeout: .seconds(1),
-                attempts: 1, breakerThreshold: 1, breakerCooldown: 1, maximumBodyBytes: 1)),
-            httpClient: .shared, logger: .init(label: "t"))
-        let url = client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
+    @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() async throws {
+        var settings = Self.settings(dailyQuota: nil)
+        settings.baseURL = "https://app.ticketmaster.com/"
+        settings.apiKey = "k&y"
+        let url = try await Self.withLedger { ledger, _ in
+            let client = UpstreamClient(name: "t", settings: settings, keyParameter: "apikey",
+                                        gate: UpstreamGate(upstream: "t", settings: settings, ledger: ledger),
+                                        httpClient: .shared, logger: .init(label: "t"))
+            return client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
+        }
         #expect(url.hasPrefix("https://app.ticketmaster.com/discovery/v2/events.json?city=a%26b%3Dc%2F..%2F%40evil.com%23x&"))
         #expect(url.hasSuffix("&apikey=k%26y"))
     }

@@ -27,7 +27,9 @@ public func buildApplication(
             guard let settings = catalogConfiguration.upstreams[source.experience] else { continue }
             let client = UpstreamClient(
                 name: source.experience.rawValue, settings: settings, keyParameter: source.keyParameter,
-                gate: UpstreamGate(settings: settings), httpClient: dependencies.httpClient, logger: dependencies.logger
+                gate: UpstreamGate(upstream: source.experience.rawValue, settings: settings,
+                                   ledger: DailyQuotaLedger(pool: dependencies.pool)),
+                httpClient: dependencies.httpClient, logger: dependencies.logger
             )
             backends[source.experience] = Catalog.Backend(source: source, client: client)
         }

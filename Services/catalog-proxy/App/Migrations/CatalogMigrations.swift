@@ -3,5 +3,16 @@ import Postgres
 /// The catalog schema's migrations: numbered from 1, append-only, never edited once released (the migrator refuses an
 /// edited one). Each runs in the schema, in one transaction with the others pending.
 enum CatalogMigrations {
-    static let all: [Migration] = []
+    static let all: [Migration] = [
+        Migration(1, "upstream_quota_days", sql: """
+            -- Calls reserved from each upstream's daily quota, by every replica together (see DailyQuotaLedger).
+            CREATE TABLE upstream_quota_days (
+                upstream   text NOT NULL,
+                day        date NOT NULL,          -- the UTC day the quota is for
+                used       integer NOT NULL CHECK (used >= 0),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (upstream, day)
+            );
+            """),
+    ]
 }

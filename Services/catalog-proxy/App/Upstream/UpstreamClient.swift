@@ -40,52 +40,98 @@ enum UpstreamFailure: Error, Equatable {
     case notFound
     /// The upstream refused our request (a 4xx other than 404 and 429): a bug or a revoked key, not worth a retry.
     case rejected(Int)
+    /// The daily quota's ledger (PostgreSQL) could not be reached, so no call may go out.
+    case quotaLedgerUnavailable
 }
 
 /// The limits that shield one upstream: rate, daily quota, and the circuit breaker, shared by all requests of a
-/// process (each replica has its own; the configured rate is per replica).
+/// process. The rate and the breaker are each replica's own (the configured rate is per replica); the daily quota is
+/// shared by all replicas through its ``DailyQuotaLedger``, from which the gate reserves calls a block at a time.
 final class UpstreamGate: Sendable {
     private struct State {
         var bucket: TokenBucket
         var breaker: CircuitBreaker
         var day: Int
-        var usedToday: Int
+        /// Calls reserved from today's quota and not spent yet.
+        var reserved = 0
+        /// The ledger said today's quota is spent.
+        var quotaSpent = false
         var quotaResetAt: Date?
     }
 
-    private let state: Locked<State>
-    let dailyQuota: Int?
+    /// What ``admit(now:)`` does next.
+    private enum Decision {
+        case go
+        case refuse(UpstreamFailure)
+        /// Reserve more of the quota (`quota` calls a day) of `day`, then decide again.
+        case reserve(day: Int, quota: Int)
+    }
 
-    init(settings: UpstreamSettings, now: Date = Date()) {
+    /// The upstream's name in the ledger.
+    let upstream: String
+    let dailyQuota: Int?
+    private let ledger: DailyQuotaLedger
+    private let state: Locked<State>
+
+    init(upstream: String, settings: UpstreamSettings, ledger: DailyQuotaLedger, now: Date = Date()) {
+        self.upstream = upstream
         dailyQuota = settings.dailyQuota
+        self.ledger = ledger
         state = Locked(State(
             bucket: TokenBucket(rate: settings.requestsPerSecond, burst: settings.burst, now: now),
             breaker: CircuitBreaker(threshold: settings.breakerThreshold, cooldown: settings.breakerCooldown),
-            day: Self.day(of: now), usedToday: 0, quotaResetAt: nil
+            day: Self.day(of: now)
         ))
     }
 
-    /// Lets one call go out at `now`, or says why not.
-    func admit(now: Date) throws(UpstreamFailure) {
-        let refusal: UpstreamFailure? = state.withLock { state in
-            if let wait = state.breaker.refusal(now: now) { return .circuitOpen(retryAfter: wait) }
-            if let reset = state.quotaResetAt {
-                if now < reset { return .rateLimited(retryAfter: reset.timeIntervalSince(now)) }
-                state.quotaResetAt = nil
+    /// Lets one call go out at `now`, or says why not. Reserving quota is a database statement, about once every
+    /// ``DailyQuotaLedger/blockSize(forQuota:)`` calls; when the database cannot be reached no call goes out.
+    func admit(now: Date) async throws(UpstreamFailure) {
+        while true {
+            switch state.withLock({ decide(&$0, now: now) }) {
+            case .go:
+                return
+            case .refuse(let failure):
+                throw failure
+            case .reserve(let day, let quota):
+                let reserved: Int
+                do {
+                    reserved = try await ledger.reserve(
+                        upstream: upstream, day: Date(timeIntervalSince1970: Double(day) * 86_400),
+                        calls: DailyQuotaLedger.blockSize(forQuota: quota), quota: quota)
+                } catch {
+                    throw .quotaLedgerUnavailable
+                }
+                state.withLock { state in
+                    guard state.day == day else { return }  // the day ended meanwhile: its reservation is void
+                    state.reserved += reserved
+                    if reserved == 0 { state.quotaSpent = true }
+                }
             }
-            if Self.day(of: now) != state.day {
-                state.day = Self.day(of: now)
-                state.usedToday = 0
-            }
-            if let dailyQuota, state.usedToday >= dailyQuota {
-                return .rateLimited(retryAfter: Self.nextDay(after: now).timeIntervalSince(now))
-            }
-            if let wait = state.bucket.take(now: now) { return .rateLimited(retryAfter: wait) }
-            _ = state.breaker.admit(now: now)  // last: only a call that really goes out takes a half-open trial
-            state.usedToday += 1
-            return nil
         }
-        if let refusal { throw refusal }
+    }
+
+    private func decide(_ state: inout State, now: Date) -> Decision {
+        if let wait = state.breaker.refusal(now: now) { return .refuse(.circuitOpen(retryAfter: wait)) }
+        if let reset = state.quotaResetAt {
+            if now < reset { return .refuse(.rateLimited(retryAfter: reset.timeIntervalSince(now))) }
+            state.quotaResetAt = nil
+        }
+        if Self.day(of: now) != state.day {
+            state.day = Self.day(of: now)
+            state.reserved = 0
+            state.quotaSpent = false
+        }
+        // Calls already reserved are spent even once the ledger has said the quota is gone (a concurrent request
+        // may have reserved them just before): only with none left is the quota spent for this replica.
+        if let quota = dailyQuota, state.reserved == 0 {
+            if state.quotaSpent { return .refuse(.rateLimited(retryAfter: Self.nextDay(after: now).timeIntervalSince(now))) }
+            return .reserve(day: state.day, quota: quota)
+        }
+        if let wait = state.bucket.take(now: now) { return .refuse(.rateLimited(retryAfter: wait)) }
+        _ = state.breaker.admit(now: now)  // last: only a call that really goes out takes a half-open trial
+        if dailyQuota != nil { state.reserved -= 1 }
+        return .go
     }
 
     func recordSuccess() { state.withLock { $0.breaker.recordSuccess() } }
@@ -116,7 +162,7 @@ struct UpstreamClient: Sendable {
                 // Full jitter: replicas retrying together do not hammer a recovering upstream in step.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
             }
-            try gate.admit(now: Date())
+            try await gate.admit(now: Date())
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in
                     try await once(request, requestID: requestID)
