@@ -207,7 +207,7 @@ let package = Package(
             .testTarget(
                 name: "CatalogProxyTests",
                 dependencies: [
-                    "CatalogProxy", "Locking", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
+                    "CatalogProxy", "Locking", "Postgres", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
                     hummingbirdTesting, logging, httpClient, jwtKit, .product(name: "NIOCore", package: "swift-nio"),
                 ],
                 path: "Tests/CatalogProxyTests",

@@ -32,7 +32,7 @@ public enum ProjectionRebuild {
         // The session's statement_timeout bounds each statement; the lease as a whole may take as long as the log needs.
         try await pool.withSession(timeout: .seconds(7 * 86_400)) { connection in
             guard try await connection.query("""
-                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(current_schema() || '.' || \(projection.name)))
+                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(coalesce(current_schema(), '') || '.' || \(projection.name)))
                 """).single().decode(Bool.self, at: 0)
             else { throw AlreadyRunning(projection: projection.name) }
             let replayed: Int
@@ -64,7 +64,7 @@ public enum ProjectionRebuild {
     /// and the pool opens a new one.
     private static func unlock(_ projection: some Projection, on connection: isolated PostgresConnection) async {
         let unlocked = try? await connection.query("""
-            SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(current_schema() || '.' || \(projection.name)))
+            SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(coalesce(current_schema(), '') || '.' || \(projection.name)))
             """)
         if unlocked == nil { connection.close() }
     }

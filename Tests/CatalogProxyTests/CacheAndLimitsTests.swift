@@ -1,6 +1,7 @@
 @testable import CatalogProxy
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Locking
 import Logging
 import Postgres
@@ -193,6 +194,44 @@ final class CallCounter: Sendable {
         }
     }
 
+    /// A burst that finds the gate empty waits for one reservation rather than each reserving a block of its own.
+    @Test func aBurstSharesOneReservationAtATime() async throws {
+        try await Self.withLedger { ledger, pool in
+            let gate = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 5_000), ledger: ledger, now: start)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<20 { group.addTask { try await gate.admit(now: start) } }
+                try await group.waitForAll()
+            }
+            #expect(try await Self.used(pool) == [20])  // two blocks of 10, not one each
+        }
+    }
+
+    /// A request that waited across midnight still carries a time from the day before: the gate stays on the new day.
+    @Test func aLateRequestFromYesterdayDoesNotTakeTheGateBack() async throws {
+        try await Self.withLedger { ledger, pool in
+            let gate = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 3), ledger: ledger, now: start)
+            let midnight = UpstreamGate.nextDay(after: start)
+            try await gate.admit(now: midnight)
+            try await gate.admit(now: midnight.addingTimeInterval(-0.1))
+            #expect(try await Self.used(pool) == [2])  // both from the new day's quota; no row for the day before
+        }
+    }
+
+    /// Without its ledger no call goes out, and the client is told the database is unavailable.
+    @Test func anUnreachableLedgerLetsNoCallOut() async throws {
+        try await withTestPool { pool, _ in  // no catalog schema: the ledger's table is missing
+            let gate = UpstreamGate(upstream: "t", settings: Self.settings(dailyQuota: 3),
+                                    ledger: DailyQuotaLedger(pool: pool), now: start)
+            let failure = await #expect(throws: UpstreamFailure.self) { try await gate.admit(now: start) }
+            guard case .quotaLedgerUnavailable(let reason)? = failure else {
+                Issue.record("expected quotaLedgerUnavailable, got \(String(describing: failure))")
+                return
+            }
+            #expect(reason.contains("42P01"))  // undefined table, named by its SQLSTATE
+            #expect(Catalog.problem(for: .quotaLedgerUnavailable(reason)).status == .serviceUnavailable)
+        }
+    }
+
     /// Calls are reserved a block at a time (a 500th of the quota), and the last ones one by one.
     @Test func theGateReservesItsQuotaInBlocks() async throws {
         try await Self.withLedger { ledger, pool in
@@ -246,16 +285,17 @@ final class CallCounter: Sendable {
                 == now.addingTimeInterval(1))
     }
 
-    @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() async throws {
+    @Test func upstreamURLsKeepTheHostAndEncodeEveryValue() {
         var settings = Self.settings(dailyQuota: nil)
         settings.baseURL = "https://app.ticketmaster.com/"
         settings.apiKey = "k&y"
-        let url = try await Self.withLedger { ledger, _ in
-            let client = UpstreamClient(name: "t", settings: settings, keyParameter: "apikey",
-                                        gate: UpstreamGate(upstream: "t", settings: settings, ledger: ledger),
-                                        httpClient: .shared, logger: .init(label: "t"))
-            return client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
-        }
+        // No quota, so the ledger's pool is never used (nor connected).
+        let unused = DailyQuotaLedger(pool: DatabasePool(connection: ConnectionConfiguration(
+            connectionString: "host=/nonexistent", applicationName: "t")))
+        let client = UpstreamClient(name: "t", settings: settings, keyParameter: "apikey",
+                                    gate: UpstreamGate(upstream: "t", settings: settings, ledger: unused),
+                                    httpClient: .shared, logger: .init(label: "t"))
+        let url = client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
         #expect(url.hasPrefix("https://app.ticketmaster.com/discovery/v2/events.json?city=a%26b%3Dc%2F..%2F%40evil.com%23x&"))
         #expect(url.hasSuffix("&apikey=k%26y"))
     }

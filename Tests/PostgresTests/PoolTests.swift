@@ -188,11 +188,12 @@ import Testing
             let row = try await pool.query("""
                 SELECT current_setting('TimeZone'), current_setting('DateStyle'), current_setting('extra_float_digits'),
                        current_setting('search_path'), current_setting('application_name'),
-                       current_setting('idle_in_transaction_session_timeout'), current_setting('tcp_keepalives_idle')
+                       current_setting('idle_in_transaction_session_timeout'), current_setting('tcp_keepalives_idle'),
+                       inet_server_addr() IS NULL
                 """).single()
-            let (zone, style, digits, path, application, idle, keepalive) = try row.decode(
-                (String, String, String, String, String, String, String).self)
-            #expect(keepalive == "30")
+            let (zone, style, digits, path, application, idle, keepalive, overUnixSocket) = try row.decode(
+                (String, String, String, String, String, String, String, Bool).self)
+            #expect(keepalive == (overUnixSocket ? "0" : "30"))  // a Unix socket has no TCP keepalive to set
             #expect(zone == "UTC")
             #expect(style.hasPrefix("ISO"))
             #expect(digits == "3")

@@ -102,7 +102,7 @@ struct Catalog: Sendable {
             return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog sent a response we cannot read.")
         case .failed, .rejected:
             return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog could not be reached or failed.")
-        case .quotaLedgerUnavailable:
+        case .quotaLedgerUnavailable:  // the database's error is in the log line of the failure
             return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
                                   "The database is unavailable; please retry shortly.", headers: [.retryAfter: "1"])
         }

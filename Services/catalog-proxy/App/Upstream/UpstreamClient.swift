@@ -40,8 +40,8 @@ enum UpstreamFailure: Error, Equatable {
     case notFound
     /// The upstream refused our request (a 4xx other than 404 and 429): a bug or a revoked key, not worth a retry.
     case rejected(Int)
-    /// The daily quota's ledger (PostgreSQL) could not be reached, so no call may go out.
-    case quotaLedgerUnavailable
+    /// The daily quota's ledger (PostgreSQL) could not be reached, so no call may go out; with the database's error.
+    case quotaLedgerUnavailable(String)
 }
 
 /// The limits that shield one upstream: rate, daily quota, and the circuit breaker, shared by all requests of a
@@ -56,6 +56,9 @@ final class UpstreamGate: Sendable {
         var reserved = 0
         /// The ledger said today's quota is spent.
         var quotaSpent = false
+        /// The reservation on its way, for `day`: one at a time, which every request that finds the gate empty waits
+        /// for (a block per request would have a burst hold many blocks, and cost a statement each).
+        var reservation: (task: Task<Int, any Error>, day: Int)?
         var quotaResetAt: Date?
     }
 
@@ -63,8 +66,8 @@ final class UpstreamGate: Sendable {
     private enum Decision {
         case go
         case refuse(UpstreamFailure)
-        /// Reserve more of the quota (`quota` calls a day) of `day`, then decide again.
-        case reserve(day: Int, quota: Int)
+        /// Wait for the reservation of more of the quota of `day`, then decide again.
+        case await(Task<Int, any Error>, day: Int)
     }
 
     /// The upstream's name in the ledger.
@@ -93,20 +96,18 @@ final class UpstreamGate: Sendable {
                 return
             case .refuse(let failure):
                 throw failure
-            case .reserve(let day, let quota):
-                let reserved: Int
-                do {
-                    reserved = try await ledger.reserve(
-                        upstream: upstream, day: Date(timeIntervalSince1970: Double(day) * 86_400),
-                        calls: DailyQuotaLedger.blockSize(forQuota: quota), quota: quota)
-                } catch {
-                    throw .quotaLedgerUnavailable
-                }
+            case .await(let reservation, let day):
+                let outcome = await reservation.result
                 state.withLock { state in
-                    guard state.day == day else { return }  // the day ended meanwhile: its reservation is void
+                    // The first waiter back records the outcome; the others find it recorded.
+                    guard state.reservation?.task == reservation else { return }
+                    state.reservation = nil
+                    // Nothing to record after a failure, or when the day ended meanwhile (its reservation is void).
+                    guard case .success(let reserved) = outcome, state.day == day else { return }
                     state.reserved += reserved
                     if reserved == 0 { state.quotaSpent = true }
                 }
+                if case .failure(let error) = outcome { throw .quotaLedgerUnavailable("\(error)") }
             }
         }
     }
@@ -117,7 +118,8 @@ final class UpstreamGate: Sendable {
             if now < reset { return .refuse(.rateLimited(retryAfter: reset.timeIntervalSince(now))) }
             state.quotaResetAt = nil
         }
-        if Self.day(of: now) != state.day {
+        // Forward only: a request that waited across midnight still holds a `now` from the day before.
+        if Self.day(of: now) > state.day {
             state.day = Self.day(of: now)
             state.reserved = 0
             state.quotaSpent = false
@@ -126,7 +128,17 @@ final class UpstreamGate: Sendable {
         // may have reserved them just before): only with none left is the quota spent for this replica.
         if let quota = dailyQuota, state.reserved == 0 {
             if state.quotaSpent { return .refuse(.rateLimited(retryAfter: Self.nextDay(after: now).timeIntervalSince(now))) }
-            return .reserve(day: state.day, quota: quota)
+            if let reservation = state.reservation, reservation.day == state.day {
+                return .await(reservation.task, day: reservation.day)
+            }
+            let (ledger, upstream, day) = (ledger, upstream, state.day)
+            // Unstructured: a request cancelled while it waits does not cancel a reservation others wait for.
+            let task = Task {
+                try await ledger.reserve(upstream: upstream, day: Date(timeIntervalSince1970: Double(day) * 86_400),
+                                         calls: DailyQuotaLedger.blockSize(forQuota: quota), quota: quota)
+            }
+            state.reservation = (task, day)
+            return .await(task, day: day)
         }
         if let wait = state.bucket.take(now: now) { return .refuse(.rateLimited(retryAfter: wait)) }
         _ = state.breaker.admit(now: now)  // last: only a call that really goes out takes a half-open trial
