@@ -29,4 +29,21 @@ import Testing
             try FavoriteEvent(Self.recorded(type: FavoriteEvent.clearedType, schemaVersion: schemaVersion, data: data))
         }
     }
+
+    /// A favorite of a favorite writes nothing, unless its answer must be kept for a retry; then it is kept whole,
+    /// `favoritedAt` to the microsecond.
+    @Test func aKeyedFavoriteOfAFavoriteKeepsItsAnswer() throws {
+        let current = Favorite(experience: .ticketmaster, itemId: "G5diZfkn0B-bh", title: "Radiohead", subtitle: nil,
+                               imageURL: nil, price: 59.5, rating: nil,
+                               favoritedAt: Date(timeIntervalSince1970: 1_795_367_280.123_456))
+        let snapshot = FavoriteSnapshot(current)
+        #expect(FavoritesCommands.favorite(snapshot, current: nil, hasIdempotencyKey: true) == .added(snapshot))
+        #expect(FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: false) == nil)
+        let kept = FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: true)
+        #expect(kept == .confirmed(snapshot, favoritedAt: current.favoritedAt))
+        let payload = FavoriteEvent.Confirmed(favorite: snapshot, favoritedAt: current.favoritedAt.timeIntervalSince1970)
+        let stored = String(decoding: try EventStore.encoder.encode(payload), as: UTF8.self)
+        let read = try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: stored))
+        #expect(read == kept)
+    }
 }

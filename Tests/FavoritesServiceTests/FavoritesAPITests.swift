@@ -66,6 +66,17 @@ import Testing
         }
     }
 
+    /// A retried `PUT` answers as its first request did: the same status and favorite (its time as stored, to the
+    /// microsecond).
+    static func expectFirstAnswer(_ retry: TestResponse, of first: TestResponse) throws {
+        #expect(retry.status == first.status)
+        let original = try first.decode(Favorite.self)
+        let replayed = try retry.decode(Favorite.self)
+        #expect(replayed.itemId == original.itemId)
+        #expect(replayed.title == original.title)
+        #expect(abs(replayed.favoritedAt.timeIntervalSince(original.favoritedAt)) < 0.000_01)
+    }
+
     @Test func aRetryWithTheSameIdempotencyKeyIsAppliedOnce() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()
@@ -75,13 +86,7 @@ import Testing
             #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
             // The first PUT's response was lost; the app retries it after the user already unfavorited: it gets the
             // first answer again, and nothing is written.
-            let retry = try await api.call(.put, Self.event, as: ana, headers: key)
-            #expect(retry.status == .created)
-            let original = try first.decode(Favorite.self)
-            let replayed = try retry.decode(Favorite.self)
-            #expect(replayed.itemId == original.itemId)
-            #expect(replayed.title == original.title)
-            #expect(abs(replayed.favoritedAt.timeIntervalSince(original.favoritedAt)) < 0.001)
+            try Self.expectFirstAnswer(try await api.call(.put, Self.event, as: ana, headers: key), of: first)
             #expect(try await api.eventCount(of: ana) == 2)
             #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
                 .decode(FavoriteIDs.self).itemIds.isEmpty)
@@ -104,6 +109,33 @@ import Testing
             #expect(retry.status == .created)
             #expect(try retry.decode(Favorite.self).itemId == "G5diZfkn0B-bh")
             #expect(try await api.eventCount(of: ana) == 1)
+        }
+    }
+
+    @Test func aFavoriteOfAFavoriteRetriedWithItsKeyDoesNotBringItBack() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let added = try await api.call(.put, Self.event, as: ana)  // from one device
+            #expect(added.status == .created)
+            let key: HTTPFields = [.idempotencyKey: "heart-again-1"]
+            // Another device favorites it too: already a favorite, 200, and with a key the answer is remembered...
+            let confirmed = try await api.call(.put, Self.event, as: ana, headers: key)
+            #expect(confirmed.status == .ok)
+            _ = try await api.call(.delete, Self.event, as: ana)  // ...then the first device unfavorites it
+            // ...and the retry of that PUT (its response was lost) gets its first answer again, without favoriting.
+            try Self.expectFirstAnswer(try await api.call(.put, Self.event, as: ana, headers: key), of: confirmed)
+            #expect(try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)
+                .decode(FavoriteIDs.self).itemIds.isEmpty)
+            #expect(try await api.eventTypes(of: ana)
+                == [FavoriteEvent.addedType, FavoriteEvent.confirmedType, FavoriteEvent.removedType])
+            // The remembered answer changes nothing a reader sees: no change in the feed, nothing in popular.
+            let changes = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana).decode(FavoriteChanges.self)
+            #expect(changes.changes.map(\.kind) == [.added, .removed])
+            #expect(changes.version == 3)
+            // Without a key, a favorite of a favorite still writes nothing.
+            _ = try await api.call(.put, Self.event, as: ana)
+            #expect(try await api.call(.put, Self.event, as: ana).status == .ok)
+            #expect(try await api.eventCount(of: ana) == 4)
         }
     }
 

@@ -7,18 +7,24 @@ enum FavoriteEvent: Equatable, Sendable {
     case added(FavoriteSnapshot)
     case removed(experience: ExperienceID, itemId: String)
     case cleared(experience: ExperienceID)
+    /// A favorite sent with an `Idempotency-Key` found the item a favorite already (since `favoritedAt`): nothing
+    /// changes, but the answer it gave is kept, so that its retry gets that answer again rather than favoriting the
+    /// item anew once it has been unfavorited elsewhere.
+    case confirmed(FavoriteSnapshot, favoritedAt: Date)
     /// The account was deleted and its events erased; only this tombstone remains.
     case erased
 
     static let addedType = "favorite-added"
     static let removedType = "favorite-removed"
     static let clearedType = "favorites-cleared"
+    static let confirmedType = "favorite-confirmed"
 
     var type: String {
         switch self {
         case .added: Self.addedType
         case .removed: Self.removedType
         case .cleared: Self.clearedType
+        case .confirmed: Self.confirmedType
         case .erased: EventStore.streamErasedType
         }
     }
@@ -26,6 +32,8 @@ enum FavoriteEvent: Equatable, Sendable {
     /// The payload of each type, version 1.
     struct Removed: Codable, Equatable { var experience: String; var itemId: String }
     struct Cleared: Codable, Equatable { var experience: String }
+    /// `favoritedAt` in seconds since 1970: JSON's ISO 8601 dates would drop the microseconds the view keeps.
+    struct Confirmed: Codable, Equatable { var favorite: FavoriteSnapshot; var favoritedAt: Double }
 
     /// Reads a stored event, upcasting older schema versions (none yet: every type is at version 1). Unknown types
     /// and versions are nil, so a newer writer's events never break an older reader.
@@ -47,6 +55,10 @@ enum FavoriteEvent: Equatable, Sendable {
         case clearedType:
             return (try? decoder.decode(Cleared.self, from: data)).map {
                 .cleared(experience: ExperienceID(rawValue: $0.experience))
+            }
+        case confirmedType:
+            return (try? decoder.decode(Confirmed.self, from: data)).map {
+                .confirmed($0.favorite, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt))
             }
         case EventStore.streamErasedType: return .erased
         default: return nil
@@ -70,7 +82,7 @@ enum FavoriteEvent: Equatable, Sendable {
     }
 
     /// The types this service writes (and the tombstone of an erasure).
-    static let types: Set<String> = [addedType, removedType, clearedType, EventStore.streamErasedType]
+    static let types: Set<String> = [addedType, removedType, clearedType, confirmedType, EventStore.streamErasedType]
 
     struct Unreadable: Error, CustomStringConvertible {
         var type: String
@@ -124,6 +136,13 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
 
 /// Commands checked against the user's current favorites: a command that would change nothing produces no event.
 enum FavoritesCommands {
+    /// A favorite of what is a favorite already changes nothing; with an `Idempotency-Key` its answer is recorded
+    /// (see ``FavoriteEvent/confirmed(_:favoritedAt:)``), so a retry gets it again.
+    static func favorite(_ snapshot: FavoriteSnapshot, current: Favorite?, hasIdempotencyKey: Bool) -> FavoriteEvent? {
+        guard let current else { return .added(snapshot) }
+        return hasIdempotencyKey ? .confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt) : nil
+    }
+
     /// An unfavorite or a clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its
     /// event is how a retry is recognised, and a retry must not remove what was favorited after the first request.
     static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool, hasIdempotencyKey: Bool)
@@ -134,6 +153,19 @@ enum FavoritesCommands {
 
     static func clear(experience: ExperienceID, favoriteCount: Int, hasIdempotencyKey: Bool) -> FavoriteEvent? {
         favoriteCount > 0 || hasIdempotencyKey ? .cleared(experience: experience) : nil
+    }
+}
+
+extension FavoriteSnapshot {
+    /// What a favorite holds of its item.
+    init(_ favorite: Favorite) {
+        experience = favorite.experience.rawValue
+        itemId = favorite.itemId
+        title = favorite.title
+        subtitle = favorite.subtitle
+        imageURL = favorite.imageURL
+        price = favorite.price
+        rating = favorite.rating
     }
 }
 

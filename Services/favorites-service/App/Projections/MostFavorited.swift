@@ -44,6 +44,8 @@ struct MostFavorited: Projection {
                           on: connection)
             case .erased:
                 try await leave(user: user, experience: nil, itemId: nil, items: items, members: members, on: connection)
+            case .confirmed:
+                continue  // changes no count
             }
         }
         // Items nobody favorites any more (a partial index finds them).

@@ -40,10 +40,10 @@ struct FavoritesController: Sendable {
         let user = context.user.userID
         let eventID = try Self.eventID(user: user, request: request)
         // A retry of a request already applied gets its answer without the catalog, which may be down meanwhile.
-        if let eventID, let original = try FavoritesStore.favoriteAdded(
+        if let eventID, let original = try FavoritesStore.originalAnswer(
             in: try await store.pool.query(FavoritesStore.eventQuery(eventID, in: FavoritesStore.stream(of: user))))
         {
-            return try ServiceJSON.encoder.encode(original).jsonResponse(status: .created)
+            return try ServiceJSON.encoder.encode(original.favorite).jsonResponse(status: original.created ? .created : .ok)
         }
         let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
         let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
@@ -64,16 +64,17 @@ struct FavoritesController: Sendable {
             if let eventID { reads.append(FavoritesStore.eventQuery(eventID, in: streamName)) }
             let (stream, results) = try await EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
             // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
-            // favorite its event added, even if it has been removed since.
-            if eventID != nil, let original = try FavoritesStore.favoriteAdded(in: results[1]) {
-                return .created(original)
+            // favorite its event added (or found), even if it has been removed since.
+            if eventID != nil, let original = try FavoritesStore.originalAnswer(in: results[1]) {
+                return original.created ? .created(original.favorite) : .existing(original.favorite)
             }
-            // Already a favorite: nothing to write.
-            if let current = try FavoritesStore.favorite(in: results[0]) {
-                return .existing(current)
+            let current = try FavoritesStore.favorite(in: results[0])
+            // Already a favorite: nothing to write, unless the answer must be remembered for a retry.
+            if let event = FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: eventID != nil) {
+                try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
+                                          on: connection)
             }
-            try await FavoritesStore.record(.added(snapshot), id: id, user: user, in: stream, metadata: metadata, at: now,
-                                      on: connection)
+            if let current { return .existing(current) }
             return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
         }
         switch outcome {
@@ -216,7 +217,7 @@ struct FavoritesController: Sendable {
             case .cleared(let experience):
                 FavoriteChange(version: event.version, kind: .cleared, experience: experience, itemId: nil,
                                at: event.recordedAt)
-            case .erased, nil: nil
+            case .confirmed, .erased, nil: nil  // a confirmed favorite changed nothing
             }
         }
         let body = FavoriteChanges(changes: changes, version: events.last?.version ?? since,

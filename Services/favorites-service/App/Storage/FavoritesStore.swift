@@ -25,7 +25,7 @@ struct FavoritesStore: Sendable {
         try result.rows.first.map(favorite)
     }
 
-    /// Event `id` of `stream` (decode with ``favoriteAdded(in:)``).
+    /// Event `id` of `stream` (decode with ``originalAnswer(in:)``).
     static func eventQuery(_ id: UUID, in stream: String) -> SQL {
         """
         SELECT event_type, schema_version, data::text, recorded_at FROM events
@@ -33,15 +33,16 @@ struct FavoritesStore: Sendable {
         """
     }
 
-    /// The favorite the event read by ``eventQuery(_:in:)`` added, if it is in the stream and added one: what a
-    /// retried request answers with.
-    static func favoriteAdded(in result: QueryResult) throws -> Favorite? {
+    /// What a favorite answered, from its event read by ``eventQuery(_:in:)``, if the event is in the stream: the
+    /// favorite it added (`created`), or the one it found there already. What a retried request answers with.
+    static func originalAnswer(in result: QueryResult) throws -> (favorite: Favorite, created: Bool)? {
         guard let row = result.rows.first else { return nil }
         let (type, schemaVersion, data, recordedAt) = try row.decode((String, Int, String, Date).self)
-        guard case .added(let snapshot) = FavoriteEvent.decode(type: type, schemaVersion: schemaVersion,
-                                                                data: Data(data.utf8))
-        else { return nil }
-        return Favorite(snapshot, favoritedAt: recordedAt)
+        switch FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)) {
+        case .added(let snapshot): return (Favorite(snapshot, favoritedAt: recordedAt), true)
+        case .confirmed(let snapshot, let favoritedAt): return (Favorite(snapshot, favoritedAt: favoritedAt), false)
+        default: return nil
+        }
     }
 
     /// How many favorites the user has in one experience (decode with `single().decode(Int.self, at: 0)`).
@@ -71,23 +72,28 @@ struct FavoritesStore: Sendable {
         case .cleared(let experience):
             try NewEvent(id: id, type: event.type, data: FavoriteEvent.Cleared(experience: experience.rawValue),
                          metadata: metadata, recordedAt: date)
+        case .confirmed(let snapshot, let favoritedAt):
+            try NewEvent(id: id, type: event.type,
+                         data: FavoriteEvent.Confirmed(favorite: snapshot, favoritedAt: favoritedAt.timeIntervalSince1970),
+                         metadata: metadata, recordedAt: date)
         case .erased:
             preconditionFailure("only EventStore.erase writes the tombstone")
         }
         return try await EventStore.append([stored], to: stream, expected: .any, with: { result in
-            [viewChange(for: event, user: user, version: result.lastVersion, at: date)]
+            [viewChange(for: event, user: user, version: result.lastVersion, at: date)].compactMap { $0 }
         }, committing: true, on: connection)
     }
 
     /// The view's change for one event, in `table` (the live view, or a rebuild's copy).
     static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
                       table: String = FavoritesView.table, on connection: isolated PostgresConnection) async throws {
-        try await connection.query(viewChange(for: event, user: user, version: version, at: date, table: table),
-                             prepare: true)
+        guard let change = viewChange(for: event, user: user, version: version, at: date, table: table) else { return }
+        try await connection.query(change, prepare: true)
     }
 
+    /// The statement that applies `event` to the view; nil for an event that changes nothing (`confirmed`).
     static func viewChange(for event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
-                           table: String = FavoritesView.table) -> SQL {
+                           table: String = FavoritesView.table) -> SQL? {
         switch event {
         case .added(let item):
             """
@@ -106,6 +112,8 @@ struct FavoritesStore: Sendable {
             "DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)"
         case .erased:
             "DELETE FROM \(identifier: table) WHERE user_id = \(user)"
+        case .confirmed:
+            nil
         }
     }
 
