@@ -66,8 +66,8 @@ import Testing
         }
     }
 
-    /// A retried `PUT` answers as its first request did: the same status and favorite (its time as stored, to the
-    /// microsecond).
+    /// A retried `PUT` answers as its first request did: the same status and favorite (the API's dates are whole
+    /// seconds; the stored microseconds are checked in FavoriteEventTests).
     static func expectFirstAnswer(_ retry: TestResponse, of first: TestResponse) throws {
         #expect(retry.status == first.status)
         let original = try first.decode(Favorite.self)
@@ -128,7 +128,7 @@ import Testing
                 .decode(FavoriteIDs.self).itemIds.isEmpty)
             #expect(try await api.eventTypes(of: ana)
                 == [FavoriteEvent.addedType, FavoriteEvent.confirmedType, FavoriteEvent.removedType])
-            // The remembered answer changes nothing a reader sees: no change in the feed, nothing in popular.
+            // The remembered answer changes nothing in the feed (ProjectionAPITests checks the popular counts).
             let changes = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana).decode(FavoriteChanges.self)
             #expect(changes.changes.map(\.kind) == [.added, .removed])
             #expect(changes.version == 3)

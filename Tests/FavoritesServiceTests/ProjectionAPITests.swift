@@ -32,7 +32,11 @@ import Testing
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ana)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: ana)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
-            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)  // already: no event
+            // Already a favorite: without a key no event; with one, a favorite-confirmed event that counts nothing.
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben)
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben,
+                                   headers: [.idempotencyKey: "again"])
+            #expect(try await api.eventTypes(of: ben).last == FavoriteEvent.confirmedType)
             let counted = [Self.nightWatch: 2, Self.ngItem: 1]
             #expect(try await eventually({ try await Self.popular(api, as: ben) }) { $0 == counted } == counted)
             #expect(try await Self.popular(api, as: ben, experience: "ticketmaster").isEmpty)
@@ -82,6 +86,9 @@ import Testing
                                    headers: [.idempotencyKey: "k1"])
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben,
                                    headers: [.idempotencyKey: "k1"])
+            // A keyed favorite of a favorite: a favorite-confirmed event, which rebuilds and repairs must skip.
+            _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.nightWatch)", as: ben,
+                                   headers: [.idempotencyKey: "k2"])
             _ = try await api.call(.delete, "/v1/favorites?experience=ticketmaster", as: ben)
             _ = try await api.call(.put, "/v1/favorites/rijksmuseum/\(Self.ngItem)", as: cleo)
             api.authority.deletedAccounts.add(cleo.id)
@@ -135,6 +142,8 @@ import Testing
                 // A damaged user view is repaired from that user's stream alone.
                 try await pool.query("DELETE FROM favorites WHERE user_id = \(ana.id)")
                 #expect(try await FavoritesView.repair(user: ana.id, pool: pool) == 4)
+                try await pool.query("DELETE FROM favorites WHERE user_id = \(ben.id)")  // a stream with a confirmed event
+                _ = try await FavoritesView.repair(user: ben.id, pool: pool)
                 // (Only the favorites view: the popular projection may still be applying ben's toggles.)
                 #expect(try await Self.views(pool)["favorites"] == live["favorites"])
             }

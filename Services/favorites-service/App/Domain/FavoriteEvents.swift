@@ -73,7 +73,7 @@ enum FavoriteEvent: Equatable, Sendable {
         guard let event = Self.decode(type: recorded.type, schemaVersion: recorded.schemaVersion,
                                       data: Data(recorded.data.utf8))
         else {
-            guard !Self.types.contains(recorded.type) else {
+            guard !Self.typesTheViewsNeed.contains(recorded.type) else {
                 throw Unreadable(type: recorded.type, schemaVersion: recorded.schemaVersion, position: recorded.position)
             }
             return nil
@@ -81,8 +81,9 @@ enum FavoriteEvent: Equatable, Sendable {
         self = event
     }
 
-    /// The types this service writes (and the tombstone of an erasure).
-    static let types: Set<String> = [addedType, removedType, clearedType, confirmedType, EventStore.streamErasedType]
+    /// The types that change the views (the tombstone of an erasure too): one the projections cannot read stops them.
+    /// `favorite-confirmed` changes nothing, so a version of it they cannot read is skipped.
+    static let typesTheViewsNeed: Set<String> = [addedType, removedType, clearedType, EventStore.streamErasedType]
 
     struct Unreadable: Error, CustomStringConvertible {
         var type: String
