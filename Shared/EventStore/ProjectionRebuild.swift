@@ -31,9 +31,8 @@ public enum ProjectionRebuild {
     ) async throws -> Int {
         // The session's statement_timeout bounds each statement; the lease as a whole may take as long as the log needs.
         try await pool.withSession(timeout: .seconds(7 * 86_400)) { connection in
-            guard try await connection.query("""
-                SELECT pg_try_advisory_lock(\(rebuildLockClass), hashtext(coalesce(current_schema(), '') || '.' || \(projection.name)))
-                """).single().decode(Bool.self, at: 0)
+            guard try await connection.query(rebuildLock("pg_try_advisory_lock", projection)).single()
+                .decode(Bool.self, at: 0)
             else { throw AlreadyRunning(projection: projection.name) }
             let replayed: Int
             do {
@@ -60,12 +59,17 @@ public enum ProjectionRebuild {
     /// To find a holder: `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1380076612`.
     static let rebuildLockClass: Int32 = 0x5242_4C44  // "RBLD" = 1380076612
 
+    /// `function` (taking or releasing an advisory lock) on the rebuild lock of `projection`: one key, written once.
+    private static func rebuildLock(_ function: StaticString, _ projection: some Projection) -> SQL {
+        """
+        SELECT \(raw: function)(\(rebuildLockClass), hashtext(coalesce(current_schema(), '') || '.' || \(projection.name)))
+        """
+    }
+
     /// Releases the rebuild's lock. A session that cannot (cancelled, broken) is closed instead: the lock ends with it,
     /// and the pool opens a new one.
     private static func unlock(_ projection: some Projection, on connection: isolated PostgresConnection) async {
-        let unlocked = try? await connection.query("""
-            SELECT pg_advisory_unlock(\(rebuildLockClass), hashtext(coalesce(current_schema(), '') || '.' || \(projection.name)))
-            """)
+        let unlocked = try? await connection.query(rebuildLock("pg_advisory_unlock", projection))
         if unlocked == nil { connection.close() }
     }
 

@@ -16,7 +16,7 @@ public struct TLSRecordRelay: Sendable {
         defer { try? FileManager.default.removeItem(at: directory) }  // the relay has read them once it has started
         let key = directory.appendingPathComponent("relay.key").path
         let certificate = directory.appendingPathComponent("relay.crt").path
-        _ = try runProgram(SelfSignedCertificate.openssl, SelfSignedCertificate.arguments(key: key, certificate: certificate))
+        try SelfSignedCertificate.make(key: key, certificate: certificate) { _ = try runProgram($0, $1) }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("tls-record-relay.py").path
         let output = try runProgram("/usr/bin/env", ["python3", script, host, String(port), certificate, key, String(getpid())])
@@ -36,8 +36,12 @@ public struct TLSRecordRelay: Sendable {
 enum SelfSignedCertificate {
     static let openssl = "/usr/bin/openssl"
 
-    static func arguments(key: String, certificate: String) -> [String] {
-        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=127.0.0.1",
-         "-days", "30", "-keyout", key, "-out", certificate]
+    /// Writes `key` and `certificate`, running `openssl` through `run` (as the cluster's owner, or as ourselves).
+    static func make(key: String, certificate: String, run: (String, [String]) throws -> Void) throws {
+        guard FileManager.default.isExecutableFile(atPath: openssl) else {
+            throw TestSupportError("openssl is not installed (no \(openssl)); run scripts/test, which installs it")
+        }
+        try run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                          "-subj", "/CN=127.0.0.1", "-days", "30", "-keyout", key, "-out", certificate])
     }
 }

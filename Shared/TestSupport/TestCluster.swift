@@ -75,13 +75,9 @@ public struct TestCluster: Sendable {
     /// A self-signed certificate in the data directory, so that tests can reach the server over TLS as well
     /// (`sslmode=require`); ``connectionString`` stays plain.
     func makeServerCertificate() throws {
-        guard FileManager.default.isExecutableFile(atPath: SelfSignedCertificate.openssl) else {
-            throw TestSupportError("openssl is not installed (no \(SelfSignedCertificate.openssl)); run scripts/test, "
-                + "which installs it, or set DATABASE_URL")
-        }
         let key = data.appendingPathComponent("server.key").path
-        try asOwner(SelfSignedCertificate.openssl, SelfSignedCertificate.arguments(
-            key: key, certificate: data.appendingPathComponent("server.crt").path))
+        try SelfSignedCertificate.make(key: key, certificate: data.appendingPathComponent("server.crt").path,
+                                       run: asOwner)
         try asOwner("/bin/chmod", ["600", key])  // PostgreSQL refuses a key that others can read
     }
 
