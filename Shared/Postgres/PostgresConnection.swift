@@ -5,7 +5,7 @@ import Locking
 /// One PostgreSQL session.
 ///
 /// libpq runs in non-blocking mode: sending a statement and reading its answer never block the calling thread, and
-/// waiting for the server is an `await` on the process's ``SocketReactor``. So sessions never stall the thread they
+/// waiting for the server is an `await` on one of the process's ``SocketReactor``s. So sessions never stall the thread they
 /// run on and need no thread of their own. They run wherever their caller's task runs: on Swift's cooperative pool a
 /// statement costs one hand-off between threads (the reactor's wake-up when the answer arrives), and on the reactor
 /// itself (a task that prefers it as its executor, as a lease's body does) none. Only connecting blocks (DNS, TCP,
@@ -53,15 +53,16 @@ public actor PostgresConnection {
         // Notices and warnings would otherwise go to stderr, outside our structured logs.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         let socket = PQsocket(connection)
+        let reactor = SocketReactor.forNewSession()
         do {
-            registration = try SocketReactor.shared.register(socket)
+            registration = try reactor.register(socket)
         } catch {
             PQfinish(connection)
             throw error
         }
         handle = connection
         self.socket = socket
-        reactor = .shared
+        self.reactor = reactor
         let cancel = CancelRequest(connection)
         shared.withLock { $0 = SharedState(cancel: cancel, socket: socket, idle: true) }
     }

@@ -2,8 +2,10 @@ import CLibpq
 import Foundation
 import Locking
 
-/// One thread that waits, in `epoll`, for the sockets of every PostgreSQL session in the process, and wakes the task
-/// waiting on each; it is also a task executor, on which a lease's statements run without leaving the thread.
+/// One thread that waits, in `epoll`, for the sockets of its PostgreSQL sessions, and wakes the task waiting on each;
+/// it is also a task executor, on which a lease's statements run without leaving the thread. A process has one
+/// reactor per core at most, and uses the next only once those before it carry several sessions each (see
+/// ``forNewSession()``).
 ///
 /// Sessions drive libpq in non-blocking mode: sending and reading never block, and waiting for the server is an
 /// `await` here. A task on Swift's cooperative pool that runs a statement is woken by this thread when the answer
@@ -16,10 +18,26 @@ import Locking
 /// never misses it. A spurious wake is harmless (libpq then reads nothing and the caller waits again). Jobs queued
 /// from other threads wake `epoll_wait` through an `eventfd`, written only while the thread sleeps.
 final class SocketReactor: TaskExecutor, Sendable {
-    /// The process's reactor. Its thread starts with the first socket or job and ends a second after the last socket
-    /// is gone and no job is queued, so an idle process (or one whose main thread has finished) is not kept alive by
-    /// it.
-    static let shared = SocketReactor()
+    /// The process's reactors, one per core. Each one's thread starts with its first socket or job and ends a second
+    /// after its last socket is gone and no job is queued, so an idle process (or one whose main thread has finished)
+    /// is not kept alive by them; a reactor no session uses costs two descriptors and no thread.
+    private static let all = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map { _ in SocketReactor() }
+
+    /// Sessions a reactor takes before the next reactor is used.
+    ///
+    /// A reactor's thread gets about the CPU share of one busy backend, so with many sessions a single one holds them
+    /// all back; but a reactor with only a session or two sleeps between their answers, and waking it costs more than
+    /// a second thread gains. Measured with held sessions on two cores (docs/benchmarks.md): a second reactor gains
+    /// 6–14 % from 8 sessions up, and loses about 3 % when 4 sessions are split two and two.
+    static let sessionsBeforeNextReactor = 4
+
+    /// The reactor a new session registers with: the first that carries fewer than ``sessionsBeforeNextReactor``
+    /// sessions, else the one that carries fewest.
+    static func forNewSession() -> SocketReactor {
+        let loads = all.map { reactor in reactor.state.withLock(\.sockets.count) }
+        let index = loads.firstIndex { $0 < sessionsBeforeNextReactor } ?? loads.indices.min { loads[$0] < loads[$1] }!
+        return all[index]
+    }
 
     enum Interest: Sendable {
         /// The server sent something (or closed the connection).

@@ -6,7 +6,7 @@ import Testing
     /// libpq closes the descriptor of a session the server ended, and the number may go to a newer session before the
     /// pool closes the old one. Closing the old one must not stop the reactor watching the new one's socket.
     @Test func deregisteringAStaleRegistrationLeavesTheNewOneWatched() throws {
-        let reactor = SocketReactor.shared
+        let reactor = SocketReactor.forNewSession()
         var old: [Int32] = [0, 0]
         var new: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
