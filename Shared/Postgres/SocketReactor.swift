@@ -34,9 +34,12 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// The reactor a new session registers with: the first that carries fewer than ``sessionsBeforeNextReactor``
     /// sessions, else the one that carries fewest.
     static func forNewSession() -> SocketReactor {
-        let loads = all.map { reactor in reactor.state.withLock(\.sockets.count) }
-        let index = loads.firstIndex { $0 < sessionsBeforeNextReactor } ?? loads.indices.min { loads[$0] < loads[$1] }!
-        return all[index]
+        all[choose(amongLoads: all.map { reactor in reactor.state.withLock(\.sockets.count) })]
+    }
+
+    /// The index ``forNewSession()`` picks, given how many sessions each reactor carries (never empty).
+    static func choose(amongLoads loads: [Int]) -> Int {
+        loads.firstIndex { $0 < sessionsBeforeNextReactor } ?? loads.indices.min { loads[$0] < loads[$1] }!
     }
 
     enum Interest: Sendable {
@@ -68,8 +71,36 @@ final class SocketReactor: TaskExecutor, Sendable {
         }
     }
 
+    /// The watched sockets by descriptor number: an array, as descriptors are small numbers, so that each wake-up and
+    /// wait finds its entry without hashing.
+    private struct SocketTable {
+        private var entries: [Socket?] = []
+        private(set) var count = 0
+
+        var isEmpty: Bool { count == 0 }
+
+        subscript(socket: Int32) -> Socket? {
+            get { socket >= 0 && Int(socket) < entries.count ? entries[Int(socket)] : nil }
+            set {
+                let index = Int(socket)
+                precondition(index >= 0, "a negative descriptor is never registered")
+                if index >= entries.count {
+                    guard newValue != nil else { return }
+                    entries.append(contentsOf: repeatElement(nil, count: index + 1 - entries.count))
+                }
+                count += (newValue == nil ? 0 : 1) - (entries[index] == nil ? 0 : 1)
+                entries[index] = newValue
+            }
+        }
+
+        mutating func removeValue(forKey socket: Int32) -> Socket? {
+            defer { self[socket] = nil }
+            return self[socket]
+        }
+    }
+
     private struct State: @unchecked Sendable {  // UnownedJob is not Sendable; jobs only cross here, under the lock
-        var sockets: [Int32: Socket] = [:]
+        var sockets = SocketTable()
         /// Jobs of tasks that prefer this executor, in the order they came.
         var jobs: [UnownedJob] = []
         /// The thread is in `epoll_wait` with no timeout to speak of: a new job must write to `wakeUp`.
@@ -121,6 +152,7 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// Starts watching `socket`. Call once per session, before waiting on it. Returns the registration's token, which
     /// ``deregister(_:token:)`` needs.
     func register(_ socket: Int32) throws -> UInt64 {
+        guard socket >= 0 else { throw PostgresError.client("the database session has no socket") }
         let (start, token) = state.withLock { state in
             state.nextToken += 1
             state.sockets[socket] = Socket(token: state.nextToken)

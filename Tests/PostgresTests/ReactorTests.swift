@@ -23,4 +23,20 @@ import Testing
         reactor.deregister(number, token: current)
         #expect(reactor.mayHaveInput(on: number))  // no longer watched: an unknown socket may have anything
     }
+
+    /// A new session goes to the first reactor carrying fewer than four sessions; once all carry four, to the one
+    /// carrying fewest (the first of equals).
+    @Test func sessionsFillOneReactorBeforeTheNext() {
+        #expect(SocketReactor.sessionsBeforeNextReactor == 4)
+        #expect(SocketReactor.choose(amongLoads: [0]) == 0)
+        #expect(SocketReactor.choose(amongLoads: [9]) == 0)
+        #expect(SocketReactor.choose(amongLoads: [0, 0]) == 0)
+        #expect(SocketReactor.choose(amongLoads: [3, 0]) == 0)
+        #expect(SocketReactor.choose(amongLoads: [4, 0]) == 1)
+        #expect(SocketReactor.choose(amongLoads: [4, 3]) == 1)
+        #expect(SocketReactor.choose(amongLoads: [4, 4]) == 0)
+        #expect(SocketReactor.choose(amongLoads: [7, 5]) == 1)
+        #expect(SocketReactor.choose(amongLoads: [2, 6]) == 0)  // the first fell below four again
+        #expect(SocketReactor.choose(amongLoads: [5, 4, 8]) == 1)
+    }
 }
