@@ -145,7 +145,7 @@ public final class DatabasePool: Service, Sendable {
     ///
     /// `body` runs on the session's ``SocketReactor`` (as the task's preferred executor): getting there is one hand-off
     /// between threads, and after it none of the body's round trips costs another. Code in `body` that is not about
-    /// the database shares that thread with every other session's, so keep it short.
+    /// the database shares that thread with the other sessions on that reactor, so keep it short.
     public func withConnection<Value: Sendable>(
         timeout: Duration? = nil,
         _ body: (PostgresConnection) async throws -> Value

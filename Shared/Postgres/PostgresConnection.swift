@@ -42,6 +42,11 @@ public actor PostgresConnection {
 
     /// Opens a session. The connect blocks a thread started for it, never the caller's.
     public init(configuration: ConnectionConfiguration) async throws {
+        try await self.init(configuration: configuration, reactor: SocketReactor.forNewSession())
+    }
+
+    /// Opens a session driven by `reactor` (tests put sessions on one reactor on purpose).
+    init(configuration: ConnectionConfiguration, reactor: SocketReactor) async throws {
         let keywords = try configuration.keywords()
         let connection = try await Self.connect(keywords).get()
         // From here on libpq never blocks: sends go to its buffer, reads take what has arrived.
@@ -53,7 +58,6 @@ public actor PostgresConnection {
         // Notices and warnings would otherwise go to stderr, outside our structured logs.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         let socket = PQsocket(connection)
-        let reactor = SocketReactor.forNewSession()
         do {
             registration = try reactor.register(socket)
         } catch {

@@ -26,9 +26,11 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// Sessions a reactor takes before the next reactor is used.
     ///
     /// A reactor's thread gets about the CPU share of one busy backend, so with many sessions a single one holds them
-    /// all back; but a reactor with only a session or two sleeps between their answers, and waking it costs more than
-    /// a second thread gains. Measured with held sessions on two cores (docs/benchmarks.md): a second reactor gains
-    /// 6–14 % from 8 sessions up, and loses about 3 % when 4 sessions are split two and two.
+    /// all back; but a reactor with only a session or two sleeps between their answers, and waking it costs about as
+    /// much as a second thread gains. Measured with held sessions on two cores (docs/benchmarks.md): a second reactor
+    /// gains 6–11 % for reads and 2–6 % for inserts from 8 sessions up, while 4 sessions split two and two cost 30 %
+    /// more client CPU per statement and were no faster on balance (3–5 % slower interleaved with one reactor, 6 %
+    /// faster in a separate run).
     static let sessionsBeforeNextReactor = 4
 
     /// The reactor a new session registers with: the first that carries fewer than ``sessionsBeforeNextReactor``
@@ -72,7 +74,7 @@ final class SocketReactor: TaskExecutor, Sendable {
     }
 
     /// The watched sockets by descriptor number: an array, as descriptors are small numbers, so that each wake-up and
-    /// wait finds its entry without hashing.
+    /// wait finds its entry without hashing. It costs about 24 bytes per number up to the highest one registered.
     private struct SocketTable {
         private var entries: [Socket?] = []
         private(set) var count = 0
@@ -83,7 +85,10 @@ final class SocketReactor: TaskExecutor, Sendable {
             get { socket >= 0 && Int(socket) < entries.count ? entries[Int(socket)] : nil }
             set {
                 let index = Int(socket)
-                precondition(index >= 0, "a negative descriptor is never registered")
+                guard index >= 0 else {
+                    precondition(newValue == nil, "a negative descriptor is never registered")
+                    return
+                }
                 if index >= entries.count {
                     guard newValue != nil else { return }
                     entries.append(contentsOf: repeatElement(nil, count: index + 1 - entries.count))

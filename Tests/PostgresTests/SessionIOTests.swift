@@ -1,5 +1,5 @@
 import Foundation
-import Postgres
+@testable import Postgres
 import TestSupport
 import Testing
 
@@ -16,7 +16,9 @@ import Testing
                 for _ in 0..<sleepers {
                     group.addTask { try await pool.query("SELECT pg_sleep(30) /* io-test-sleeper */") }
                 }
-                let running = try await Self.waitForSleepers(sleepers, tagged: "io-test-sleeper", in: pool)
+                let running = try await Self.waitForSleepers(sleepers) {
+                    try await Self.sleepers(tagged: "io-test-sleeper", in: pool)
+                }
                 #expect(running == sleepers)
 
                 for value in 1...20 {
@@ -38,68 +40,93 @@ import Testing
     /// hand-off between threads; a single `pool.query` and the caller's own code run where the caller runs.
     @Test func aLeaseBodyRunsOnTheReactorAndTheCallerStaysOnItsOwn() async throws {
         try await withTestPool(size: 2) { pool, _ in
-            let inside = try await pool.withConnection { connection in
+            let (inside, threads) = try await pool.withConnection { connection in
                 var names = [Self.currentThreadName()]
+                var threads: Set<pthread_t> = [pthread_self()]
                 for value in 1...3 {
                     let answer = try await connection.query("SELECT \(value)::int").single().decode(Int.self, at: 0)
                     #expect(answer == value)
                     names.append(Self.currentThreadName())
+                    threads.insert(pthread_self())
                 }
-                return names
+                return (names, threads)
             }
             #expect(inside == Array(repeating: "pg-reactor", count: 4))
+            #expect(threads.count == 1)  // one reactor's thread: the session's
             #expect(Self.currentThreadName() != "pg-reactor")
             try await pool.query("SELECT 1")
             #expect(Self.currentThreadName() != "pg-reactor")
         }
     }
 
-    /// Sessions waiting inside lease bodies (on the reactor's thread) do not hold that thread: other bodies' statements
-    /// complete meanwhile, and cancelling the waiting ones frees their backends.
+    /// Sessions waiting on a reactor's thread (as lease bodies do, which prefer it) do not hold that thread: another
+    /// session of the same reactor completes its statements meanwhile. The sessions are put on one reactor on purpose:
+    /// a pool deals them out by how many sessions each reactor carries, which other tests change.
     @Test(.timeLimit(.minutes(1)))
-    func waitingLeaseBodiesLeaveTheReactorFree() async throws {
-        try await withTestPool(size: 4) { pool, _ in
+    func waitingSessionsLeaveTheirReactorFree() async throws {
+        try await withTestDatabase { database in
+            let reactor = SocketReactor.forNewSession()
+            let configuration = ConnectionConfiguration(
+                connectionString: database.connectionString, applicationName: "session-io-test"
+            )
+            let sleepers = [
+                try await PostgresConnection(configuration: configuration, reactor: reactor),
+                try await PostgresConnection(configuration: configuration, reactor: reactor),
+            ]
+            let other = try await PostgresConnection(configuration: configuration, reactor: reactor)
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<2 {
+                for sleeper in sleepers {
                     group.addTask {
-                        _ = try await pool.withConnection {
-                            try await $0.query("SELECT pg_sleep(30) /* reactor-test-sleeper */")
+                        try await withTaskExecutorPreference(reactor) {
+                            _ = try await sleeper.query("SELECT pg_sleep(30) /* reactor-test-sleeper */")
                         }
                     }
                 }
-                let running = try await Self.waitForSleepers(2, tagged: "reactor-test-sleeper", in: pool)
-                #expect(running == 2)
-                let sum = try await pool.withConnection { connection in
+                let running = try await Self.waitForSleepers(sleepers.count) {
+                    try await Self.sleepers(tagged: "reactor-test-sleeper", on: other)
+                }
+                #expect(running == sleepers.count)
+                let (sum, threads) = try await withTaskExecutorPreference(reactor) {
                     var sum = 0
-                    for value in 1...20 { sum += try await connection.query("SELECT \(value)::int").single().decode(Int.self, at: 0) }
-                    return sum
+                    var threads: Set<String> = []
+                    for value in 1...20 {
+                        sum += try await other.query("SELECT \(value)::int").single().decode(Int.self, at: 0)
+                        threads.insert(Self.currentThreadName())
+                    }
+                    return (sum, threads)
                 }
                 #expect(sum == 210)
-                group.cancelAll()
+                #expect(threads == ["pg-reactor"])
+                for sleeper in sleepers { sleeper.cancelRunningStatement() }
                 while let outcome = await group.nextResult() {
-                    #expect(throws: (any Error).self) { try outcome.get() }
+                    #expect(throws: PostgresError.self) { try outcome.get() }
                 }
             }
-            #expect(try await Self.sleepers(tagged: "reactor-test-sleeper", in: pool) == 0)
+            #expect(try await Self.sleepers(tagged: "reactor-test-sleeper", on: other) == 0)
+            for session in sleepers + [other] { await session.close() }
         }
     }
 
     /// Statements running on the server whose text contains `tag`, other than the one asking.
-    private static func sleepers(tagged tag: String, in pool: DatabasePool) async throws -> Int {
-        try await pool.query("""
+    private static func sleepers(tagged tag: String, on session: PostgresConnection) async throws -> Int {
+        try await session.query("""
             SELECT count(*) FROM pg_stat_activity
              WHERE query LIKE \("%" + tag + "%") AND state = 'active' AND pid <> pg_backend_pid()
             """).single().decode(Int.self, at: 0)
     }
 
-    /// Polls (for up to about ten seconds) until `count` statements tagged `tag` run; returns how many ran last.
-    private static func waitForSleepers(_ count: Int, tagged tag: String, in pool: DatabasePool) async throws -> Int {
-        var running = 0
-        for _ in 0..<200 where running < count {
-            running = try await sleepers(tagged: tag, in: pool)
-            if running < count { try await Task.sleep(for: .milliseconds(50)) }
+    private static func sleepers(tagged tag: String, in pool: DatabasePool) async throws -> Int {
+        try await pool.withConnection { try await sleepers(tagged: tag, on: $0) }
+    }
+
+    /// Polls `running` (for up to about ten seconds) until it reaches `count`; returns what it gave last.
+    private static func waitForSleepers(_ count: Int, running: () async throws -> Int) async throws -> Int {
+        var last = 0
+        for _ in 0..<200 where last < count {
+            last = try await running()
+            if last < count { try await Task.sleep(for: .milliseconds(50)) }
         }
-        return running
+        return last
     }
 
     /// The kernel's name of the calling thread (the reactor names its thread).
