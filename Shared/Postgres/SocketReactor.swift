@@ -73,39 +73,8 @@ final class SocketReactor: TaskExecutor, Sendable {
         }
     }
 
-    /// The watched sockets by descriptor number: an array, as descriptors are small numbers, so that each wake-up and
-    /// wait finds its entry without hashing. It costs about 24 bytes per number up to the highest one registered.
-    private struct SocketTable {
-        private var entries: [Socket?] = []
-        private(set) var count = 0
-
-        var isEmpty: Bool { count == 0 }
-
-        subscript(socket: Int32) -> Socket? {
-            get { socket >= 0 && Int(socket) < entries.count ? entries[Int(socket)] : nil }
-            set {
-                let index = Int(socket)
-                guard index >= 0 else {
-                    precondition(newValue == nil, "a negative descriptor is never registered")
-                    return
-                }
-                if index >= entries.count {
-                    guard newValue != nil else { return }
-                    entries.append(contentsOf: repeatElement(nil, count: index + 1 - entries.count))
-                }
-                count += (newValue == nil ? 0 : 1) - (entries[index] == nil ? 0 : 1)
-                entries[index] = newValue
-            }
-        }
-
-        mutating func removeValue(forKey socket: Int32) -> Socket? {
-            defer { self[socket] = nil }
-            return self[socket]
-        }
-    }
-
     private struct State: @unchecked Sendable {  // UnownedJob is not Sendable; jobs only cross here, under the lock
-        var sockets = SocketTable()
+        var sockets: [Int32: Socket] = [:]
         /// Jobs of tasks that prefer this executor, in the order they came.
         var jobs: [UnownedJob] = []
         /// The thread is in `epoll_wait` with no timeout to speak of: a new job must write to `wakeUp`.
@@ -157,7 +126,6 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// Starts watching `socket`. Call once per session, before waiting on it. Returns the registration's token, which
     /// ``deregister(_:token:)`` needs.
     func register(_ socket: Int32) throws -> UInt64 {
-        guard socket >= 0 else { throw PostgresError.client("the database session has no socket") }
         let (start, token) = state.withLock { state in
             state.nextToken += 1
             state.sockets[socket] = Socket(token: state.nextToken)
