@@ -27,6 +27,10 @@ public actor PostgresConnection {
     private var preparedStatements: [String: String] = [:]
     /// Names are never reused: a statement dropped from the cache may still exist on the server.
     private var preparedCount = 0
+    /// Prepared statements the server refused after a schema change, dropped from the cache but still held by the
+    /// server: deallocated before the next statement that runs outside a transaction (inside one, the refusal has
+    /// aborted it, and a `DEALLOCATE` would fail too).
+    private var staleStatements: [String] = []
     /// The `BEGIN` of ``withTransaction(isolation:_:)``, not sent yet: it travels with the body's first statement.
     private var pendingBegin: SQL?
     /// ``commit(with:prepare:)`` ended the transaction of the running ``withTransaction(isolation:_:)`` body.
@@ -42,11 +46,12 @@ public actor PostgresConnection {
 
     /// Opens a session. The connect blocks a thread started for it, never the caller's.
     public init(configuration: ConnectionConfiguration) async throws {
-        try await self.init(configuration: configuration, reactor: SocketReactor.forNewSession())
+        try await self.init(configuration: configuration, reactor: nil)
     }
 
-    /// Opens a session driven by `reactor` (tests put sessions on one reactor on purpose).
-    init(configuration: ConnectionConfiguration, reactor: SocketReactor) async throws {
+    /// Opens a session driven by `reactor`, or by the one ``SocketReactor/placeNewSession(_:)`` picks (tests put
+    /// sessions on one reactor on purpose).
+    init(configuration: ConnectionConfiguration, reactor: SocketReactor?) async throws {
         let keywords = try configuration.keywords()
         let connection = try await Self.connect(keywords).get()
         // From here on libpq never blocks: sends go to its buffer, reads take what has arrived.
@@ -59,14 +64,17 @@ public actor PostgresConnection {
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
         let socket = PQsocket(connection)
         do {
-            registration = try reactor.register(socket)
+            if let reactor {
+                (self.reactor, registration) = (reactor, try reactor.register(socket))
+            } else {
+                (self.reactor, registration) = try SocketReactor.placeNewSession(socket)
+            }
         } catch {
             PQfinish(connection)
             throw error
         }
         handle = connection
         self.socket = socket
-        self.reactor = reactor
         let cancel = CancelRequest(connection)
         shared.withLock { $0 = SharedState(cancel: cancel, socket: socket, idle: true) }
     }
@@ -206,6 +214,7 @@ public actor PostgresConnection {
     /// session and reused (for hot queries; the text must be a constant for this to pay off).
     @discardableResult
     public func query(_ sql: SQL, prepare: Bool = false) async throws -> QueryResult {
+        if !staleStatements.isEmpty { await deallocateStaleStatements() }
         if pendingBegin != nil { return try await pipeline([sql], prepare: prepare)[0] }
         if prepare, let name = try await preparedName(for: sql) {
             do {
@@ -215,12 +224,7 @@ public actor PostgresConnection {
                     }
                 }
             } catch let error as PostgresError where error.invalidatesPreparedStatement {
-                // "cached plan must not change result type" (a migration changed a table under a `SELECT *`), or a
-                // statement the server no longer knows: forget it, so the next call prepares afresh.
-                preparedStatements[sql.text] = nil
-                if let connection = handle, PQtransactionStatus(connection) == PQTRANS_IDLE {
-                    _ = try? await exchange { PQsendQuery($0, "DEALLOCATE " + SQL.quoteIdentifier(name)) }
-                }
+                forget(sql, preparedAs: name, refusedWith: error)
                 throw error
             }
         }
@@ -305,6 +309,7 @@ public actor PostgresConnection {
         // (and the body catches it) the transaction's next statement still carries it; and no error leaves statements
         // queued in pipeline mode without their sync.
         for (sql, _) in requested { try requireNoNUL(sql.parameters) }
+        if !staleStatements.isEmpty { await deallocateStaleStatements() }
         var names: [String?] = []
         for (sql, prepare) in requested { names.append(prepare ? try await preparedName(for: sql) : nil) }
         var batch = requested
@@ -342,9 +347,10 @@ public actor PostgresConnection {
             PQclear(sync)
             if status == PGRES_PIPELINE_SYNC { break }
         }
-        for case .failure(let error as PostgresError) in results where error.invalidatesPreparedStatement {
-            // As in query(_:prepare:): forget them, so the next use prepares afresh (names are never reused).
-            for (sql, _) in batch { preparedStatements[sql.text] = nil }
+        for (((sql, _), name), result) in zip(zip(batch, names), results) {
+            if let name, case .failure(let error as PostgresError) = result, error.invalidatesPreparedStatement {
+                forget(sql, preparedAs: name, refusedWith: error)
+            }
         }
         // The first failure in order is the cause; the statements after it were skipped.
         let values = try results.map { try $0.get() }
@@ -389,6 +395,24 @@ public actor PostgresConnection {
     }
 
     // MARK: Internals
+
+    /// Drops `sql` from the cache after the server refused its prepared statement `name`, so that the next use
+    /// prepares afresh under a new name: "cached plan must not change result type" (a migration changed a table
+    /// under a `SELECT *`; the server still holds the statement, to be deallocated), or a statement the server no
+    /// longer knows.
+    private func forget(_ sql: SQL, preparedAs name: String, refusedWith error: PostgresError) {
+        preparedStatements[sql.text] = nil
+        if error.sqlState == "0A000" { staleStatements.append(name) }
+    }
+
+    /// Deallocates ``staleStatements`` when the session is outside a transaction, in one round trip. Best effort:
+    /// a failure leaves at most some statements on the server until the session closes.
+    private func deallocateStaleStatements() async {
+        guard let connection = handle, PQtransactionStatus(connection) == PQTRANS_IDLE else { return }
+        let script = staleStatements.map { "DEALLOCATE " + SQL.quoteIdentifier($0) }.joined(separator: "; ")
+        staleStatements.removeAll()
+        _ = try? await exchange { PQsendQuery($0, script) }
+    }
 
     /// The prepared statement name for `sql`, preparing it on first use; `nil` when the cache is full.
     private func preparedName(for sql: SQL) async throws -> String? {

@@ -5,7 +5,7 @@ import Locking
 /// One thread that waits, in `epoll`, for the sockets of its PostgreSQL sessions, and wakes the task waiting on each;
 /// it is also a task executor, on which a lease's statements run without leaving the thread. A process has one
 /// reactor per core at most, and uses the next only once those before it carry several sessions each (see
-/// ``forNewSession()``).
+/// ``placeNewSession(_:)``).
 ///
 /// Sessions drive libpq in non-blocking mode: sending and reading never block, and waiting for the server is an
 /// `await` here. A task on Swift's cooperative pool that runs a statement is woken by this thread when the answer
@@ -21,7 +21,25 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// The process's reactors, one per core. Each one's thread starts with its first socket or job and ends a second
     /// after its last socket is gone and no job is queued, so an idle process (or one whose main thread has finished)
     /// is not kept alive by them; a reactor no session uses costs two descriptors and no thread.
-    private static let all = (0..<max(1, ProcessInfo.processInfo.activeProcessorCount)).map { _ in SocketReactor() }
+    private static let all = (0..<coreCount).map { _ in SocketReactor() }
+
+    /// The cores this process may use. Foundation's count follows the CPU affinity and a cgroup v1 quota, not a
+    /// cgroup v2 one (`cpu.max`, which current container runtimes set): a pod limited to two CPUs on a large node
+    /// would otherwise start a reactor for every core of the node.
+    static let coreCount: Int = {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cpuMax = try? String(contentsOfFile: "/sys/fs/cgroup/cpu.max", encoding: .utf8)
+        return max(1, min(cores, cpuMax.flatMap(cores(allowedBy:)) ?? cores))
+    }()
+
+    /// Whole cores a cgroup v2 `cpu.max` ("quota period" in microseconds, or "max period") allows, rounded up;
+    /// `nil` when it sets no quota or cannot be read.
+    static func cores(allowedBy cpuMax: String) -> Int? {
+        let fields = cpuMax.split(whereSeparator: \.isWhitespace)
+        guard fields.count == 2, let quota = Int(fields[0]), let period = Int(fields[1]), quota > 0, period > 0
+        else { return nil }
+        return (quota + period - 1) / period
+    }
 
     /// Sessions a reactor takes before the next reactor is used.
     ///
@@ -33,13 +51,21 @@ final class SocketReactor: TaskExecutor, Sendable {
     /// faster in a separate run).
     static let sessionsBeforeNextReactor = 4
 
-    /// The reactor a new session registers with: the first that carries fewer than ``sessionsBeforeNextReactor``
-    /// sessions, else the one that carries fewest.
-    static func forNewSession() -> SocketReactor {
-        all[choose(amongLoads: all.map { reactor in reactor.state.withLock(\.sockets.count) })]
+    /// Serialises choosing a reactor with registering on it: sessions that open at the same moment would otherwise
+    /// all count the same loads and land on one reactor.
+    private static let placement = Locked(())
+
+    /// Registers a new session's `socket` with the first reactor that carries fewer than
+    /// ``sessionsBeforeNextReactor`` sessions, else with the one that carries fewest; returns the reactor and the
+    /// registration's token.
+    static func placeNewSession(_ socket: Int32) throws -> (SocketReactor, UInt64) {
+        try placement.withLock { _ in
+            let reactor = all[choose(amongLoads: all.map { reactor in reactor.state.withLock(\.sockets.count) })]
+            return (reactor, try reactor.register(socket))
+        }
     }
 
-    /// The index ``forNewSession()`` picks, given how many sessions each reactor carries (never empty).
+    /// The index ``placeNewSession(_:)`` picks, given how many sessions each reactor carries (never empty).
     static func choose(amongLoads loads: [Int]) -> Int {
         loads.firstIndex { $0 < sessionsBeforeNextReactor } ?? loads.indices.min { loads[$0] < loads[$1] }!
     }

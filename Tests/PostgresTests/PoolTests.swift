@@ -221,6 +221,36 @@ import Testing
             _ = try? await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true)
             let columns = try await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true).columns
             #expect(columns == ["id", "title", "extra"])
+            #expect(try await Self.preparedStatements(in: pool) == 1)  // the refused one deallocated
+        }
+    }
+
+    /// Refused inside a transaction (as its first statement, sent with BEGIN in a pipeline, or after another one), a
+    /// prepared statement cannot be deallocated there: it is, once the transaction has ended.
+    @Test func statementsRefusedInATransactionAreDeallocatedAfterIt() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE items (id int PRIMARY KEY, title text)")
+            try await pool.query("INSERT INTO items VALUES (1, 'a')")
+            for (column, statementsBefore) in [("first_extra", false), ("second_extra", true)] {
+                try await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true)
+                try await pool.query("ALTER TABLE items ADD COLUMN \(identifier: column) int")
+                await #expect(throws: PostgresError.self) {
+                    try await pool.withTransaction { connection in
+                        if statementsBefore { try await connection.query("SELECT 1") }
+                        return try await connection.query("SELECT * FROM items WHERE id = \(1)", prepare: true)
+                    }
+                }
+                let columns = try await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true).columns
+                #expect(columns.last == column)
+                #expect(try await Self.preparedStatements(in: pool) == 1)
+            }
+        }
+    }
+
+    /// Prepared statements the pool's one session holds on the server.
+    static func preparedStatements(in pool: DatabasePool) async throws -> Int {
+        try await pool.withConnection { connection in
+            try await connection.query("SELECT count(*) FROM pg_prepared_statements").single().decode(Int.self, at: 0)
         }
     }
 }

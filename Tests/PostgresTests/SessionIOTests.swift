@@ -65,15 +65,15 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func waitingSessionsLeaveTheirReactorFree() async throws {
         try await withTestDatabase { database in
-            let reactor = SocketReactor.forNewSession()
             let configuration = ConnectionConfiguration(
                 connectionString: database.connectionString, applicationName: "session-io-test"
             )
+            let other = try await PostgresConnection(configuration: configuration)
+            let reactor = await other.reactor
             let sleepers = [
                 try await PostgresConnection(configuration: configuration, reactor: reactor),
                 try await PostgresConnection(configuration: configuration, reactor: reactor),
             ]
-            let other = try await PostgresConnection(configuration: configuration, reactor: reactor)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for sleeper in sleepers {
                     group.addTask {
