@@ -239,6 +239,7 @@ public actor PostgresConnection {
     /// Returns the last statement's result.
     @discardableResult
     public func execute(_ script: SQLScript) async throws -> QueryResult {
+        if !staleStatements.isEmpty { await deallocateStaleStatements() }
         if pendingBegin != nil { _ = try await pipeline([]) }  // the simple protocol cannot join a pipeline: BEGIN first
         return try await exchange { PQsendQuery($0, script.text) }
     }
@@ -401,17 +402,26 @@ public actor PostgresConnection {
     /// under a `SELECT *`; the server still holds the statement, to be deallocated), or a statement the server no
     /// longer knows.
     private func forget(_ sql: SQL, preparedAs name: String, refusedWith error: PostgresError) {
-        preparedStatements[sql.text] = nil
-        if error.sqlState == "0A000" { staleStatements.append(name) }
+        // Another task of the same lease body may have prepared the text afresh meanwhile: keep its entry.
+        if preparedStatements[sql.text] == name { preparedStatements[sql.text] = nil }
+        if error.sqlState == "0A000", !staleStatements.contains(name) { staleStatements.append(name) }
     }
 
-    /// Deallocates ``staleStatements`` when the session is outside a transaction, in one round trip. Best effort:
-    /// a failure leaves at most some statements on the server until the session closes.
+    /// Deallocates ``staleStatements`` while the session is outside a transaction, one round trip each (a rare
+    /// event: once per statement and session after a migration). A name the server refuses is dropped (it no longer
+    /// holds the statement); one that could not be sent (task cancelled, lease out of time) waits for the next
+    /// statement.
     private func deallocateStaleStatements() async {
-        guard let connection = handle, PQtransactionStatus(connection) == PQTRANS_IDLE else { return }
-        let script = staleStatements.map { "DEALLOCATE " + SQL.quoteIdentifier($0) }.joined(separator: "; ")
-        staleStatements.removeAll()
-        _ = try? await exchange { PQsendQuery($0, script) }
+        while let name = staleStatements.first, let connection = handle, PQtransactionStatus(connection) == PQTRANS_IDLE {
+            do {
+                _ = try await exchange { PQsendQuery($0, "DEALLOCATE " + SQL.quoteIdentifier(name)) }
+            } catch let error as PostgresError where error.sqlState != nil {
+                // Refused by the server: nothing of it left to free.
+            } catch {
+                return
+            }
+            staleStatements.removeAll { $0 == name }
+        }
     }
 
     /// The prepared statement name for `sql`, preparing it on first use; `nil` when the cache is full.
