@@ -212,10 +212,7 @@ import Testing
                     .single().decode(String.self, column: "title")
                 #expect(title == (id == 1 ? "a" : "b"))
             }
-            let prepared = try await pool.withConnection { connection in
-                try await connection.query("SELECT count(*) FROM pg_prepared_statements").single().decode(Int.self, at: 0)
-            }
-            #expect(prepared == 1)
+            #expect(try await Self.preparedStatements(in: pool) == 1)
             // A migration changes the result type: the first call fails (PostgreSQL's rule), the next re-prepares.
             try await pool.query("ALTER TABLE items ADD COLUMN extra int")
             _ = try? await pool.query("SELECT * FROM items WHERE id = \(1)", prepare: true)
