@@ -40,9 +40,9 @@ bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc) build=${BENCH_BUILD:-release}"
 }
 
-# Builds every product (one `swift build`: cheaper than one call per product once up to date) and sets BENCH_BIN to
-# the directory of the executables. Release (the default), in a scratch path of its own so the debug build stays
-# warm; BENCH_BUILD=debug uses the debug build the tests use (what `--quick` does: a smoke check that the scripts work,
+# Builds the products a script names (each with `--product`, so the Postgres bench does not compile the services) and
+# sets BENCH_BIN to the directory of the executables. Release (the default), in a scratch path of its own so the debug
+# build stays warm; BENCH_BUILD=debug uses the debug build the tests use (what `--quick` does: a smoke check that the scripts work,
 # whose figures are not comparable with release ones). The arguments name the products the script runs.
 bench_build() { # product…
     local product configuration="${BENCH_BUILD:-release}"
@@ -53,8 +53,10 @@ bench_build() { # product…
         *) die "BENCH_BUILD must be release or debug, got '$configuration'" ;;
     esac
     log_info "building $* ($configuration)"
-    "${build[@]}" >"${TMPDIR:-/tmp}/favoriteme-bench-build.log" 2>&1 \
-        || { tail -n 30 "${TMPDIR:-/tmp}/favoriteme-bench-build.log" >&2; die "the $configuration build failed"; }
+    for product in "$@"; do
+        "${build[@]}" --product "$product" >"${TMPDIR:-/tmp}/favoriteme-bench-build.log" 2>&1 \
+            || { tail -n 30 "${TMPDIR:-/tmp}/favoriteme-bench-build.log" >&2; die "the $configuration build of $product failed"; }
+    done
     BENCH_BIN="$("${build[@]}" --show-bin-path)"
     for product in "$@"; do
         [[ -x "$BENCH_BIN/$product" ]] || die "no $product in $BENCH_BIN"
