@@ -69,8 +69,11 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     // Accounts and tokens (401, 403, 409, 429)
     /// The route needs `Authorization: Bearer <access token>` and none was sent (401).
     public static let authenticationRequired = ProblemType(rawValue: "authentication-required")
-    /// The access token is malformed, forged, expired, or its session has ended: refresh, or sign in again (401).
+    /// The access token is malformed, forged, or its session has ended: refreshing may fail too; sign in again
+    /// if it does (401).
     public static let invalidToken = ProblemType(rawValue: "invalid-token")
+    /// The access token was valid and has expired: refresh it and retry (401).
+    public static let tokenExpired = ProblemType(rawValue: "token-expired")
     /// Wrong email or password; deliberately the same answer for both (401).
     public static let invalidCredentials = ProblemType(rawValue: "invalid-credentials")
     /// The refresh token is unknown, expired, or its session has ended: sign in again (401).

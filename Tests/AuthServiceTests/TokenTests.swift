@@ -11,7 +11,8 @@ import ServiceKit
 import TestSupport
 import Testing
 
-/// Every way an access token can be forged or stale ends in 401 `invalid-token`.
+/// Every way an access token can be forged or stale ends in 401 `invalid-token`, but for a genuine token past its
+/// expiry: 401 `token-expired`.
 @Suite struct TokenTests {
     /// Claims with every field optional and free, to forge tokens.
     struct LooseClaims: JWTPayload {
@@ -42,10 +43,11 @@ import Testing
 
     static func base64URL(_ json: String) -> String { Data(json.utf8).base64URLEncodedString() }
 
-    static func expectRejected(_ api: AuthClient, _ token: String, _ comment: Comment) async throws {
+    static func expectRejected(_ api: AuthClient, _ token: String, _ comment: Comment,
+                               as type: ProblemType = .invalidToken) async throws {
         let response = try await api.call(.get, "/v1/auth/me", token: token)
         #expect(response.status == .unauthorized, comment)
-        #expect(response.problem?.type == .invalidToken, comment)
+        #expect(response.problem?.type == type, comment)
         #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, comment)
     }
 
@@ -84,7 +86,11 @@ import Testing
             expired.iat = Int(Date().timeIntervalSince1970) - 1000
             expired.nbf = expired.iat
             expired.exp = Int(Date().timeIntervalSince1970) - 60
-            try await Self.expectRejected(api, try await Self.sign(expired, with: key, kid: kid), "expired")
+            try await Self.expectRejected(api, try await Self.sign(expired, with: key, kid: kid), "expired",
+                                          as: .tokenExpired)
+            // Past its expiry but forged: the signature is refused first, so expiry tells a forger nothing.
+            try await Self.expectRejected(api, try await Self.sign(expired, with: EdDSA.PrivateKey(), kid: kid),
+                                          "expired and forged")
 
             var early = claims
             early.nbf = Int(Date().timeIntervalSince1970) + 120

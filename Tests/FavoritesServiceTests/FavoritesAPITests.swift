@@ -373,16 +373,25 @@ import Testing
     }
 
     /// Services learn of ended sessions on their own schedule: when catalog-proxy already refuses a token that
-    /// favorites-service still accepts, the answer is the token's 401, not a catalog outage.
-    @Test func aTokenTheCatalogRefusesIsA401() async throws {
+    /// favorites-service still accepts, the answer is the token's 401, not a catalog outage. A token that expired in
+    /// between stays `token-expired`, so the client refreshes rather than signing the user out.
+    @Test(arguments: [(nil, ProblemType.invalidToken), ("invalid-token", .invalidToken), ("token-expired", .tokenExpired)])
+    func aTokenTheCatalogRefusesIsA401(catalogSays: String?, answered: ProblemType) async throws {
         let refusingCatalog = Router()
-        refusingCatalog.get("/v1/catalog/{experience}/items/{id}") { _, _ in Response(status: .unauthorized) }
+        refusingCatalog.get("/v1/catalog/{experience}/items/{id}") { _, _ in
+            let problem = catalogSays.map {
+                #"{"type":"\#($0)","title":"Unauthorized","status":401,"detail":"no","requestId":"r"}"#
+            }
+            return Response(status: .unauthorized, headers: [.contentType: ProblemDetails.mediaType],
+                            body: .init(byteBuffer: ByteBuffer(string: problem ?? "")))
+        }
         try await Application(router: refusingCatalog).test(.live) { catalog in
             try await FavoritesHarness.run(catalogURL: "http://127.0.0.1:\(catalog.port!)") { api in
                 let ana = try await api.user()
                 let response = try await api.call(.put, Self.nightWatch, as: ana)
                 #expect(response.status == .unauthorized)
-                #expect(response.problem?.type == .invalidToken)
+                #expect(response.problem?.type == answered)
+                #expect(response.headers[.wwwAuthenticate] == #"Bearer error="invalid_token""#)
                 #expect(try await api.eventCount(of: ana) == 0)
             }
         }

@@ -77,7 +77,8 @@ public struct AccessTokenPolicy: Sendable {
     }
 }
 
-/// Why an access token was refused. All of them answer 401 `invalid-token`; the reason goes into the detail.
+/// Why an access token was refused. `expired` answers 401 `token-expired`, all others 401 `invalid-token`; the reason
+/// goes into the detail.
 public enum TokenRejection: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed, unsupportedAlgorithm, unknownKey, badSignature, expired, notYetValid, wrongIssuer, wrongAudience
     case revoked

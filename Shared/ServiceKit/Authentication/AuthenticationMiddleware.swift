@@ -4,7 +4,9 @@ import HTTPTypes
 import Hummingbird
 
 /// Requires `Authorization: Bearer <access token>` on the routes of the group it is added to, and hands the verified
-/// user to ``AuthenticatedContext``. Every failure is a 401 problem with a `WWW-Authenticate` challenge (RFC 6750).
+/// user to ``AuthenticatedContext``. Every failure is a 401 problem with a `WWW-Authenticate` challenge (RFC 6750):
+/// `token-expired` for a genuine token past its expiry (the client refreshes and retries), `invalid-token` for every
+/// other refusal.
 public struct AuthenticationMiddleware: RouterMiddleware {
     public typealias Context = AppRequestContext
 
@@ -28,11 +30,17 @@ public struct AuthenticationMiddleware: RouterMiddleware {
         do {
             return try await verifier.verify(token)
         } catch let rejection as TokenRejection {
-            throw ServiceProblem(
-                .unauthorized, .invalidToken, rejection.description,
-                headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
-            )
+            throw refusal(rejection)
         }
+    }
+
+    /// The 401 problem for a refused token. Only a token with a valid signature reaches the expiry check, so
+    /// `token-expired` tells a forger nothing.
+    public static func refusal(_ rejection: TokenRejection) -> ServiceProblem {
+        ServiceProblem(
+            .unauthorized, rejection == .expired ? .tokenExpired : .invalidToken, rejection.description,
+            headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
+        )
     }
 
     /// The token of an `Authorization: Bearer …` header, if the request has one.

@@ -41,12 +41,11 @@ struct CatalogLookup: Sendable {
         case 400:
             throw ServiceProblem.validation([FieldError(field: "itemId", message: "is not an id of this catalog")])
         case 401:
-            // The token passed here but not there: its session ended and catalog-proxy heard of it first (each
-            // service polls the revocations on its own). The caller's token is what failed, not the catalog.
-            throw ServiceProblem(
-                .unauthorized, .invalidToken, "The access token's session has ended.",
-                headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#]
-            )
+            // The token passed here but not there: it expired in between, or its session ended and catalog-proxy
+            // heard of it first (each service polls the revocations on its own). The caller's token is what failed,
+            // not the catalog.
+            let problem = try? ServiceJSON.decoder.decode(ProblemDetails.self, from: Data(body.readableBytesView))
+            throw AuthenticationMiddleware.refusal(problem?.type == .tokenExpired ? .expired : .revoked)
         default:
             logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(response.status.code)"])
             throw Self.unavailable
