@@ -12,10 +12,15 @@ public struct Favorite: Codable, Sendable, Equatable {
     public var price: Double?
     /// The source's rating, when it has one (sortable).
     public var rating: Double?
+    /// Events: the day at the venue (`yyyy-MM-dd`) and the time there (`HH:mm:ss`, absent when not announced), as the
+    /// catalog gave them, so the Favorites tab can show when an event is without asking the catalog.
+    public var localDate: String?
+    public var localTime: String?
     public var favoritedAt: Date
 
     public init(experience: ExperienceID, itemId: String, title: String, subtitle: String?, imageURL: String?,
-                price: Double?, rating: Double?, favoritedAt: Date) {
+                price: Double?, rating: Double?, localDate: String? = nil, localTime: String? = nil,
+                favoritedAt: Date) {
         self.experience = experience
         self.itemId = itemId
         self.title = title
@@ -23,6 +28,8 @@ public struct Favorite: Codable, Sendable, Equatable {
         self.imageURL = imageURL
         self.price = price
         self.rating = rating
+        self.localDate = localDate
+        self.localTime = localTime
         self.favoritedAt = favoritedAt
     }
 }

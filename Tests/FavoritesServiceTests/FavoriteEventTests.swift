@@ -30,6 +30,21 @@ import Testing
         }
     }
 
+    /// Favorites recorded before event times were kept read with none; newer ones keep them through the log.
+    @Test func anAddedEventReadsWithOrWithoutTheEventTime() throws {
+        let older = #"{"experience":"ticketmaster","itemId":"G5diZfkn0B-bh","title":"Radiohead","price":59.5}"#
+        guard case .added(let snapshot) = try FavoriteEvent(Self.recorded(type: FavoriteEvent.addedType, data: older))
+        else { Issue.record("not read as an added event"); return }
+        #expect(snapshot.localDate == nil && snapshot.localTime == nil)
+        #expect(snapshot.price == 59.5)
+
+        var timed = snapshot
+        timed.localDate = "2016-07-27"
+        timed.localTime = "19:30:00"
+        let stored = String(decoding: try EventStore.encoder.encode(timed), as: UTF8.self)
+        #expect(try FavoriteEvent(Self.recorded(type: FavoriteEvent.addedType, data: stored)) == .added(timed))
+    }
+
     /// A favorite of a favorite writes nothing, unless its answer must be kept for a retry; then it is kept whole,
     /// `favoritedAt` to the microsecond.
     @Test func aKeyedFavoriteOfAFavoriteKeepsItsAnswer() throws {

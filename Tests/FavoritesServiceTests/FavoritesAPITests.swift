@@ -93,6 +93,36 @@ import Testing
         }
     }
 
+    /// An event's favorite keeps when the event is, at the venue, as the recorded Ticketmaster detail gives it: the
+    /// Favorites tab draws its cell without the catalog. An artwork has no such time.
+    @Test func anEventFavoriteKeepsWhenTheEventIs() async throws {
+        let recorded = try Data(contentsOf: FavoritesHarness.fixtures
+            .appending(path: "ticketmaster/tmdocs-v2-event-detail-G5diZfkn0B-bh.json"))
+        struct Detail: Decodable {
+            struct Start: Decodable { var localDate: String; var localTime: String }
+            struct Dates: Decodable { var start: Start }
+            var dates: Dates
+        }
+        let start = try JSONDecoder().decode(Detail.self, from: recorded).dates.start
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let key: HTTPFields = [.idempotencyKey: "when-1"]
+            let added = try await api.call(.put, Self.event, as: ana, headers: key).decode(Favorite.self)
+            #expect(added.localDate == start.localDate)
+            #expect(added.localTime == start.localTime)
+            let listed = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
+                .decode(FavoritePage.self).items
+            #expect(listed.map(\.localDate) == [start.localDate])
+            #expect(listed.map(\.localTime) == [start.localTime])
+            // A retry is answered from the event, which carries them too.
+            let retried = try await api.call(.put, Self.event, as: ana, headers: key).decode(Favorite.self)
+            #expect(retried == added)
+
+            let artwork = try await api.call(.put, Self.nightWatch, as: ana).decode(Favorite.self)
+            #expect(artwork.localDate == nil && artwork.localTime == nil)
+        }
+    }
+
     @Test func aRetryIsAnsweredWhileTheCatalogIsDown() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

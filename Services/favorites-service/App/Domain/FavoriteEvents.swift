@@ -104,6 +104,9 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     var imageURL: String?
     var price: Double?
     var rating: Double?
+    /// Events only: when it is, at the venue. Absent from events recorded before they were kept (read as nil).
+    var localDate: String?
+    var localTime: String?
 
     /// Titles are kept to this many Unicode scalars: a title sort's page cursor carries the last title, and must fit
     /// in a URL (``FavoritePageCursor/maximumLength``).
@@ -118,6 +121,8 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
         // The lowest price any range lists: what "sort by price" means for an event.
         price = item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min()
         rating = nil  // none of today's sources rates its items
+        localDate = item.event?.localDate
+        localTime = item.event?.localTime
     }
 
     /// `title` cut to at most ``maximumTitleScalars`` scalars, between two characters (an emoji or a letter with its
@@ -167,6 +172,8 @@ extension FavoriteSnapshot {
         imageURL = favorite.imageURL
         price = favorite.price
         rating = favorite.rating
+        localDate = favorite.localDate
+        localTime = favorite.localTime
     }
 }
 
@@ -175,6 +182,7 @@ extension Favorite {
     init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date) {
         self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
                   title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
-                  price: snapshot.price, rating: snapshot.rating, favoritedAt: date)
+                  price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
+                  localTime: snapshot.localTime, favoritedAt: date)
     }
 }

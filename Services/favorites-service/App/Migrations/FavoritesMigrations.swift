@@ -57,5 +57,10 @@ enum FavoritesMigrations {
             CREATE INDEX favorites_by_version ON favorites (user_id, experience, version);
             DROP INDEX favorites_recent;
             """),
+        Migration(7, "favorites_event_time", sql: """
+            -- When an event favorite is, at the venue, for the Favorites tab. Rows of earlier favorites stay NULL (their
+            -- events did not record it); a rebuild gives the same.
+            ALTER TABLE favorites ADD COLUMN local_date text, ADD COLUMN local_time text;
+            """),
     ]
 }

@@ -16,7 +16,8 @@ struct FavoritesStore: Sendable {
     /// The user's favorite `itemId`, if it is one (decode with ``favorite(in:)``).
     static func findQuery(user: UUID, experience: ExperienceID, itemId: String) -> SQL {
         """
-        SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at FROM favorites
+        SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time
+          FROM favorites
          WHERE user_id = \(user) AND experience = \(experience.rawValue) AND item_id = \(itemId)
         """
     }
@@ -98,9 +99,9 @@ struct FavoritesStore: Sendable {
         case .added(let item):
             """
             INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
-                                              rating, favorited_at, version)
+                                              rating, local_date, local_time, favorited_at, version)
             VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
-                    \(item.price), \(item.rating), \(date), \(version))
+                    \(item.price), \(item.rating), \(item.localDate), \(item.localTime), \(date), \(version))
             ON CONFLICT (user_id, experience, item_id) DO NOTHING
             """
         case .removed(let experience, let itemId):
@@ -126,19 +127,22 @@ struct FavoritesStore: Sendable {
         let result = switch cursor.sort {
         case .recent:
             try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
+                       local_time, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version < \(cursor.version)
                  ORDER BY version DESC LIMIT \(limit)
                 """, prepare: true)
         case .oldest:
             try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
+                       local_time, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version > \(cursor.version)
                  ORDER BY version LIMIT \(limit)
                 """, prepare: true)
         case .title:
             try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
+                       local_time, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND (lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))
                  ORDER BY lower(title), item_id LIMIT \(limit)
@@ -146,7 +150,8 @@ struct FavoritesStore: Sendable {
         case .price:
             // Priced items first (by price, then id), then the unpriced ones (by id).
             try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version
+                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
+                       local_time, version
                   FROM favorites WHERE user_id = \(user) AND experience = \(exp)
                    AND CASE WHEN \(cursor.price)::float8 IS NULL THEN price IS NULL AND item_id > \(cursor.itemId)
                             ELSE price > \(cursor.price)::float8 OR price IS NULL
@@ -154,7 +159,7 @@ struct FavoritesStore: Sendable {
                  ORDER BY price NULLS LAST, item_id LIMIT \(limit)
                 """, prepare: true)
         }
-        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 8)) }
+        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 10)) }
     }
 
     static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) async throws
@@ -181,9 +186,10 @@ struct FavoritesStore: Sendable {
     }
 
     static func favorite(_ row: PostgresRow) throws -> Favorite {
-        let (experience, itemId, title, subtitle, imageURL, price, rating, at) =
-            try row.decode((String, String, String, String?, String?, Double?, Double?, Date).self)
+        let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
+            try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
         return Favorite(experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
-                        imageURL: imageURL, price: price, rating: rating, favoritedAt: at)
+                        imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime,
+                        favoritedAt: at)
     }
 }
