@@ -93,6 +93,38 @@ import Testing
         }
     }
 
+    /// An item seen in a search can be opened (and so favorited) while its upstream fails, on any replica: the last
+    /// copy is in PostgreSQL, not only in the replica that fetched it. An item nobody has seen still fails.
+    @Test func anItemSeenInASearchIsServedStaleWhileItsUpstreamFails() async throws {
+        try await CatalogHarness.withCatalog(secondReplica: true) { api in
+            let listed = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago&limit=5").decode(CatalogPage.self)
+            let seen = try #require(listed.items.first)
+            let other = try #require(api.otherReplica)
+            api.replay.inject(.init(status: 500))
+            for replica in [api.client, other] {
+                let response = try await api.get("/v1/catalog/ticketmaster/items/\(seen.id)", on: replica)
+                #expect(response.status == .ok)
+                #expect(response.headers[.xCache] == "stale")
+                #expect(try response.decode(CatalogItem.self) == seen)
+            }
+            let unseen = try await api.get("/v1/catalog/ticketmaster/items/vv17FZfdGkSrrMju", on: other)
+            #expect(unseen.status == .badGateway)
+            #expect(unseen.problem?.type == .upstreamBadResponse)
+
+            // Once the upstream answers, the detail is fetched and served fresh, and its copy replaces the search's:
+            // the replica that has never cached it falls back to that detail when the upstream fails again.
+            api.replay.clearFaults()
+            let fresh = try await api.get("/v1/catalog/ticketmaster/items/\(seen.id)", on: other)
+            #expect(fresh.status == .ok)
+            #expect(fresh.headers[.xCache] == "miss")
+            api.replay.inject(.init(status: 500))
+            let fallback = try await api.get("/v1/catalog/ticketmaster/items/\(seen.id)")
+            #expect(fallback.headers[.xCache] == "stale")
+            #expect(fallback.body == fresh.body)
+            #expect(try fallback.decode(CatalogItem.self) != seen)  // a detail has facts a search result lacks
+        }
+    }
+
     @Test func aSlowUpstreamIsA504() async throws {
         try await CatalogHarness.withCatalog(environment: ["UPSTREAM_TIMEOUT_MS": "200"]) { api in
             api.replay.inject(.init(delayMs: 1000))

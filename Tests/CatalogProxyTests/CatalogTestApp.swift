@@ -13,23 +13,27 @@ import Testing
 /// fixtures) and auth-service's key set and revocation list (signed with a test key).
 struct CatalogHarness: Sendable {
     let client: any TestClientProtocol
+    /// A second replica on the same database, with a cache of its own (`withCatalog(secondReplica: true)`).
+    let otherReplica: (any TestClientProtocol)?
     let replay: ReplayUpstream
     let token: String
 
     static let authority = TestAuthority()
 
     @discardableResult
-    func get(_ path: String, token: String?? = nil, headers: HTTPFields = [:]) async throws -> TestResponse {
+    func get(_ path: String, token: String?? = nil, headers: HTTPFields = [:],
+             on replica: (any TestClientProtocol)? = nil) async throws -> TestResponse {
         var headers = headers
         if let bearer = token ?? self.token { headers[.authorization] = "Bearer \(bearer)" }
-        return try await client.execute(uri: path, method: .get, headers: headers) { $0 }
+        return try await (replica ?? client).execute(uri: path, method: .get, headers: headers) { $0 }
     }
 
     /// Upstream requests the replay server received (control calls are not logged).
     var upstreamCalls: Int { replay.requestLog.count }
 
     static func withCatalog(
-        environment: [String: String] = [:], _ test: @escaping @Sendable (CatalogHarness) async throws -> Void
+        environment: [String: String] = [:], secondReplica: Bool = false,
+        _ test: @escaping @Sendable (CatalogHarness) async throws -> Void
     ) async throws {
         let replay = try ReplayUpstream(fixtures: Fixtures.root)
         let peers = Router()
@@ -45,7 +49,14 @@ struct CatalogHarness: Sendable {
                 ].merging(environment) { _, override in override })
                 let app = try await buildApplication(reader: reader)
                 try await app.test(.router) { client in
-                    try await test(CatalogHarness(client: client, replay: replay, token: try await token()))
+                    let token = try await token()
+                    guard secondReplica else {
+                        return try await test(CatalogHarness(client: client, otherReplica: nil, replay: replay,
+                                                             token: token))
+                    }
+                    try await buildApplication(reader: reader).test(.router) { other in
+                        try await test(CatalogHarness(client: client, otherReplica: other, replay: replay, token: token))
+                    }
                 }
             }
         }

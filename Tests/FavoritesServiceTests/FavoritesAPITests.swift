@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Postgres
+import ReplayUpstream
 import ServiceKit
 import TestSupport
 import Testing
@@ -120,6 +121,26 @@ import Testing
 
             let artwork = try await api.call(.put, Self.nightWatch, as: ana).decode(Favorite.self)
             #expect(artwork.localDate == nil && artwork.localTime == nil)
+        }
+    }
+
+    /// The heart works while Ticketmaster fails, for what the user has seen in a list: catalog-proxy answers the
+    /// lookup with the last copy it saw. What nobody has seen cannot be confirmed, and nothing is written for it.
+    @Test func anItemSeenInAListCanBeFavoritedWhileItsUpstreamFails() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let listed = try await api.catalog.execute(
+                uri: "/v1/catalog/ticketmaster/items?q=Chicago&limit=5", method: .get,
+                headers: [.authorization: "Bearer \(ana.token)"]) { try $0.decode(CatalogPage.self) }
+            let seen = try #require(listed.items.first)
+            api.upstreams.inject(.init(status: 503))
+            let added = try await api.call(.put, "/v1/favorites/ticketmaster/\(seen.id)", as: ana)
+            #expect(added.status == .created)
+            #expect(try added.decode(Favorite.self).title == seen.title)
+            let unseen = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
+            #expect(unseen.status == .serviceUnavailable)
+            #expect(unseen.problem?.type == .catalogUnavailable)
+            #expect(try await api.eventCount(of: ana) == 1)
         }
     }
 

@@ -18,6 +18,9 @@ struct FavoritesHarness: Sendable {
     let database: TestDatabase
     /// The link from favorites-service to catalog-proxy: ``TCPRelay/stop()`` takes the catalog away.
     let catalogLink: TCPRelay
+    /// catalog-proxy itself, as the app reaches it, and the replay of the upstreams behind it (to inject faults).
+    let catalog: any TestClientProtocol
+    let upstreams: ReplayUpstream
     /// Signs the test users' tokens and lists deleted accounts: one per run, so what a test lists no other test sees.
     let authority: TestAuthority
 
@@ -85,7 +88,8 @@ struct FavoritesHarness: Sendable {
                         let app = try await FavoritesService.buildApplication(reader: reader)
                         try await app.test(.router) { client in
                             try await test(FavoritesHarness(client: client, database: database, catalogLink: link,
-                                                      authority: authority))
+                                                            catalog: catalogClient, upstreams: replay,
+                                                            authority: authority))
                         }
                     }
                 }

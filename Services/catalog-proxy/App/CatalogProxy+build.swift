@@ -35,6 +35,7 @@ public func buildApplication(
         }
         let catalog = Catalog(
             backends: backends, cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes),
+            seen: SeenItems(pool: dependencies.pool, window: catalogConfiguration.detailPolicy.staleIfError),
             searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
         )
         let routes = router.group("v1/catalog").add(middleware: authentication)

@@ -14,5 +14,18 @@ enum CatalogMigrations {
                 PRIMARY KEY (upstream, day)
             );
             """),
+        Migration(2, "seen_items", sql: """
+            -- The last normalized copy of each item an upstream sent, for every replica: the detail route's fallback
+            -- while the upstream fails (see SeenItems).
+            CREATE TABLE seen_items (
+                experience text NOT NULL,
+                item_id    text NOT NULL,
+                item       jsonb NOT NULL,          -- a CatalogItem
+                detailed   boolean NOT NULL,        -- from a detail (more facts) rather than a search result
+                seen_at    timestamptz NOT NULL,
+                PRIMARY KEY (experience, item_id)
+            );
+            CREATE INDEX seen_items_seen_at ON seen_items (seen_at);
+            """),
     ]
 }

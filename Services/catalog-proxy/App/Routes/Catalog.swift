@@ -18,6 +18,7 @@ struct Catalog: Sendable {
 
     let backends: [ExperienceID: Backend]
     let cache: ResponseCache
+    let seen: SeenItems
     let searchPolicy: CachePolicy
     let detailPolicy: CachePolicy
 
@@ -39,6 +40,7 @@ struct Catalog: Sendable {
             // A 404 is an answer for a detail only: a search that gets one must not cache it as an empty page.
             guard (200..<300).contains(status) else { throw UpstreamFailure.failed("status \(status)") }
             let results = try Self.decode { try source.decodeSearch(body, page: page, pageSize: pageSize) }
+            await seen.remember(results.items, detailed: false, logger: logger)
             let page = CatalogPage(items: results.items,
                                    nextCursor: results.hasMore
                                        ? PageCursor(page: page + 1, pageSize: pageSize).encoded : nil)
@@ -50,17 +52,26 @@ struct Catalog: Sendable {
         -> ResponseCache.Lookup
     {
         let source = backend.source
+        let seen = self.seen
         return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy, logger: logger) {
             let (status, body) = try await backend.client.get(source.detailRequest(id: id), requestID: requestID,
                                                               logger: logger)
             if source.isNotFound(status: status, body: body) { throw UpstreamFailure.notFound }
             guard let item = try Self.decode({ try source.decodeDetail(body) }) else { throw UpstreamFailure.notFound }
+            await seen.remember([item], detailed: true, logger: logger)
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
+        } fallback: {
+            // No replica's copy in this one's cache: the last copy any replica saw, in a search or a detail.
+            try? await seen.lastCopy(experience: source.experience, id: id)
         }
     }
 
+    /// The cached or loaded body for `key`; when the upstream fails (other than with "no such item") and the cache has
+    /// no copy, `fallback`'s, served as stale.
     private func lookup(key: String, policy: CachePolicy, logger: Logger,
-                        load: @escaping @Sendable () async throws -> CachedBody) async throws -> ResponseCache.Lookup
+                        load: @escaping @Sendable () async throws -> CachedBody,
+                        fallback: () async -> (body: CachedBody, age: Int)? = { nil }) async throws
+        -> ResponseCache.Lookup
     {
         do {
             let lookup = try await cache.value(
@@ -73,6 +84,10 @@ struct Catalog: Sendable {
             if failure != .notFound {
                 // Never the upstream's body: Ticketmaster echoes the API key in some of its errors.
                 logger.warning("upstream request failed", metadata: ["failure": "\(failure)"])
+                if let (body, age) = await fallback() {
+                    logger.warning("serving the last copy seen of the item", metadata: ["age_seconds": "\(age)"])
+                    return ResponseCache.Lookup(value: body, freshness: .stale, age: age, remainingTTL: 0)
+                }
             }
             throw Self.problem(for: failure)
         }

@@ -1,0 +1,76 @@
+import Contracts
+import Foundation
+import Locking
+import Logging
+import Postgres
+import ServiceKit
+
+/// The last normalized copy of every item an upstream answered with, in search results or as a detail, kept in
+/// PostgreSQL for all replicas: when the upstream fails and no replica's cache holds the item's detail, the detail
+/// route falls back to it (marked stale). So an item a user has seen in a list can still be opened and favorited
+/// while its catalog is down, whichever replica the request reaches.
+///
+/// A detail's copy has more facts than a search result's, so a search result never replaces it; a detail replaces
+/// either. Copies older than `window` (`CATALOG_STALE_IF_ERROR_SECONDS`, as for the in-process cache) are neither
+/// served nor kept.
+struct SeenItems: Sendable {
+    let pool: DatabasePool
+    let window: TimeInterval
+    /// How often one replica deletes copies past the window.
+    var pruneInterval: TimeInterval = 600
+    private let lastPrune = Locked(Date.distantPast)
+
+    init(pool: DatabasePool, window: TimeInterval) {
+        self.pool = pool
+        self.window = window
+    }
+
+    /// Stores `items` as seen now. Never fails the request that fetched them: a database error is logged.
+    func remember(_ items: [CatalogItem], detailed: Bool, logger: Logger) async {
+        guard window > 0, !items.isEmpty else { return }
+        var seenIDs = Set<String>()
+        // One row per item: a page listing an item twice would make the upsert touch its row twice, which fails.
+        let unique = items.filter { seenIDs.insert($0.id).inserted }
+        do {
+            let json = String(decoding: try ServiceJSON.encoder.encode(unique), as: UTF8.self)
+            try await pool.query("""
+                INSERT INTO seen_items AS s (experience, item_id, item, detailed, seen_at)
+                SELECT element->>'experience', element->>'id', element, \(detailed)::boolean, now()
+                  FROM jsonb_array_elements(\(json)::jsonb) AS element
+                ON CONFLICT (experience, item_id) DO UPDATE
+                   SET item = excluded.item, detailed = excluded.detailed, seen_at = excluded.seen_at
+                 WHERE excluded.detailed OR NOT s.detailed
+                """, prepare: true)
+            try await pruneIfDue()
+        } catch {
+            logger.warning("could not remember the items an upstream sent", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The last copy of an item seen within the window, as the body the detail route serves, and its age in seconds.
+    func lastCopy(experience: ExperienceID, id: String) async throws -> (body: CachedBody, age: Int)? {
+        guard window > 0 else { return nil }
+        let rows = try await pool.query("""
+            SELECT item::text, extract(epoch FROM now() - seen_at)::float8 FROM seen_items
+             WHERE experience = \(experience.rawValue) AND item_id = \(id)
+               AND seen_at > now() - make_interval(secs => \(window))
+            """, prepare: true).rows
+        guard let row = rows.first else { return nil }
+        let (text, age) = try row.decode((String, Double).self)
+        // Re-encoded: jsonb keeps its own spacing and key order, and the route serves the service's encoding.
+        let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: Data(text.utf8))
+        return (CachedBody(body: try ServiceJSON.encoder.encode(item)), Int(age))
+    }
+
+    /// Deletes the copies past the window, at most once per ``pruneInterval`` on this replica.
+    private func pruneIfDue() async throws {
+        let now = Date()
+        let due = lastPrune.withLock { last in
+            guard now.timeIntervalSince(last) >= pruneInterval else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        try await pool.query("DELETE FROM seen_items WHERE seen_at < now() - make_interval(secs => \(window))")
+    }
+}
