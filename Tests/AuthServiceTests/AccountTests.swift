@@ -5,6 +5,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Postgres
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -192,6 +193,65 @@ import Testing
             #expect(try await api.refresh(laptop.refreshToken).status == .unauthorized)
             #expect(try await api.signIn(email: email).status == .unauthorized)
             #expect(try await api.signIn(email: email, password: newPassword).status == .ok)
+        }
+    }
+
+    /// A sign-up whose answer was lost is retried with the same `Idempotency-Key`: 201 again, for the same account,
+    /// where it would be 409 `email-taken`. The same key with another password is someone else: still 409.
+    @Test func aSignUpRetriedWithItsKeyIsAnsweredAgain() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let body = SignUpRequest(email: email, password: AuthTestApp.password, experience: "rijksmuseum")
+            let key: HTTPFields = [.idempotencyKey: "signup-1"]
+            let first = try await api.call(.post, "/v1/auth/signup", json: body, headers: key)
+            #expect(first.status == .created)
+            let retry = try await api.call(.post, "/v1/auth/signup", json: body, headers: key)
+            #expect(retry.status == .created)
+            let (created, again) = (try first.decode(AuthSession.self), try retry.decode(AuthSession.self))
+            #expect(again.user == created.user)
+            #expect(try await api.call(.get, "/v1/auth/me", token: again.accessToken).status == .ok)
+
+            var otherPassword = body
+            otherPassword.password = "another secret phrase"
+            let impostor = try await api.call(.post, "/v1/auth/signup", json: otherPassword, headers: key)
+            #expect(impostor.status == .conflict)
+            #expect(impostor.problem?.type == .emailTaken)
+            let unkeyed = try await api.call(.post, "/v1/auth/signup", json: body)
+            #expect(unkeyed.status == .conflict)
+            let otherKey = try await api.call(.post, "/v1/auth/signup", json: body, headers: [.idempotencyKey: "other"])
+            #expect(otherKey.status == .conflict)
+            let tooLong = try await api.call(.post, "/v1/auth/signup", json: body,
+                                             headers: [.idempotencyKey: String(repeating: "k", count: 201)])
+            #expect(tooLong.status == .badRequest)
+            #expect(tooLong.problem?.type == .validationFailed)
+        }
+    }
+
+    /// A password change whose answer was lost is retried with the same key: by then the current password is the new
+    /// one, so without the key it would be 403. With it, 204 again, and the sessions the change kept stay.
+    @Test func aPasswordChangeRetriedWithItsKeyIsAnsweredAgain() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let phone = try await api.signUp(email: email)
+            let change = PasswordChange(currentPassword: AuthTestApp.password, newPassword: "a brand new passphrase")
+            let key: HTTPFields = [.idempotencyKey: "password-1"]
+            let path = "/v1/auth/me/password"
+            #expect(try await api.call(.post, path, token: phone.accessToken, json: change, headers: key).status
+                == .noContent)
+            let retry = try await api.call(.post, path, token: phone.accessToken, json: change, headers: key)
+            #expect(retry.status == .noContent)
+            #expect(try await api.call(.get, "/v1/auth/me", token: phone.accessToken).status == .ok)
+            #expect(try await api.signIn(email: email, password: change.newPassword).status == .ok)
+
+            let unkeyed = try await api.call(.post, path, token: phone.accessToken, json: change)
+            #expect(unkeyed.status == .forbidden)
+            #expect(unkeyed.problem?.type == .passwordConfirmationFailed)
+            var otherNewPassword = change
+            otherNewPassword.newPassword = "yet another passphrase"
+            let notARetry = try await api.call(.post, path, token: phone.accessToken, json: otherNewPassword,
+                                               headers: key)
+            #expect(notARetry.status == .forbidden)
+            #expect(notARetry.problem?.type == .passwordConfirmationFailed)
         }
     }
 

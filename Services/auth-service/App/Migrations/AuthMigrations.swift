@@ -80,5 +80,10 @@ enum AuthMigrations {
             );
             CREATE INDEX account_deletions_by_time ON account_deletions (deleted_at);
             """),
+        Migration(3, "idempotency_keys", sql: """
+            -- The Idempotency-Key of the sign-up that created the account and of the last password change (SHA-256
+            -- of the request's scope and the key): how a retry whose first answer was lost is recognised.
+            ALTER TABLE users ADD COLUMN signup_key bytea, ADD COLUMN password_change_key bytea;
+            """),
     ]
 }

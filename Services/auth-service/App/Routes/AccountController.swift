@@ -34,6 +34,9 @@ struct AccountController: Sendable {
         }
         errors += Self.deviceNameErrors(body.deviceName)
         guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
+        let signUpKey = try request.idempotencyKey().map {
+            AuthCore.digest(idempotencyKey: $0, scope: "signup \(email.value)")
+        }
 
         let hash = try await core.hasher.hash(body.password)
         let now = Date()
@@ -43,10 +46,19 @@ struct AccountController: Sendable {
         let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
         do {
             try await core.pool.withTransaction { connection in
-                try await AccountStore.insert(account, on: connection)
+                try await AccountStore.insert(account, signUpKey: signUpKey, on: connection)
                 try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
             }
         } catch AccountError.emailTaken {
+            // The retry of the sign-up that created this account (its answer was lost): answered as that one was, 201
+            // and a token pair (of a new session), once the password proves it is the same person. Anything else is
+            // someone else's email.
+            if let signUpKey, try await core.accounts.wasCreated(email: email, bySignUpWithKey: signUpKey) {
+                do {
+                    let pair = try await core.signIn(email: email, password: body.password, client: client)
+                    return try ServiceJSON.encoder.encode(pair).jsonResponse(status: .created, headers: Self.noStore)
+                } catch let refusal as ServiceProblem where refusal.type == .invalidCredentials {}
+            }
             throw ServiceProblem(.conflict, .emailTaken, "An account with this email already exists; sign in instead.")
         }
         let pair = try await core.issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken,
@@ -66,24 +78,7 @@ struct AccountController: Sendable {
         guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
 
         let client = core.client(of: request, peer: context.peerAddress, deviceName: body.deviceName)
-        let throttleKeys = ThrottleKey.forSignIn(email: email, clientAddress: client.address)
-        let now = Date()
-        let attempt = try await core.beginPasswordAttempt(throttleKeys, now: now)
-        let account = try await core.accounts.find(email: email)
-        // Unknown email and wrong password take the same path: one bcrypt verification, the failure counted before it
-        // stays, one answer. Nothing in the response or its timing tells them apart.
-        guard try await core.hasher.verify(body.password, against: account?.passwordHash), let account else {
-            core.count(.signIn, "invalid-credentials")
-            throw AuthCore.invalidCredentials
-        }
-        try await core.throttle.attemptSucceeded(attempt, keys: throttleKeys, now: now)
-        core.count(.signIn, "success")
-        let (session, refreshToken) = core.issuer.newSession(userID: account.id, client: client, now: now)
-        try await core.pool.withTransaction { connection in
-            try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
-        }
-        let pair = try await core.issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken,
-                                              issuedAt: now)
+        let pair = try await core.signIn(email: email, password: body.password, client: client)
         return try ServiceJSON.encoder.encode(pair).jsonResponse(headers: Self.noStore)
     }
 
@@ -147,13 +142,26 @@ struct AccountController: Sendable {
                                                 email: EmailAddress(normalizing: account.email)) {
             throw ServiceProblem.validation([FieldError(field: "newPassword", message: problem)])
         }
-        try await core.confirmPassword(body.currentPassword, of: account,
-                                       client: core.client(of: request, peer: context.peerAddress, deviceName: nil))
+        let changeKey = try request.idempotencyKey().map {
+            AuthCore.digest(idempotencyKey: $0, scope: "password \(account.id.uuidString.lowercased())")
+        }
+        let client = core.client(of: request, peer: context.peerAddress, deviceName: nil)
+        do {
+            try await core.confirmPassword(body.currentPassword, of: account, client: client)
+        } catch let refusal as ServiceProblem where refusal.type == .passwordConfirmationFailed {
+            // The retry of the change that set the current password (its answer was lost): the current password is
+            // the new one by now. 204 again, once the new password proves it; nothing changes, no session ends.
+            guard let changeKey, try await core.accounts.passwordWasSet(id: account.id, byChangeWithKey: changeKey)
+            else { throw refusal }
+            try await core.confirmPassword(body.newPassword, of: account, client: client)
+            return Response(status: .noContent)
+        }
         let hash = try await core.hasher.hash(body.newPassword)
         let now = Date()
         let current = context.user.sessionID
         try await core.pool.withTransaction { connection in
-            try await AccountStore.updatePassword(id: account.id, hash: hash, now: now, on: connection)
+            try await AccountStore.updatePassword(id: account.id, hash: hash, changeKey: changeKey, now: now,
+                                                  on: connection)
             try await SessionStore.end(userID: account.id, scope: .others, current: current, reason: .passwordChanged,
                                  now: now, on: connection)
         }

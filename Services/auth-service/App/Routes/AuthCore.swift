@@ -1,5 +1,6 @@
 import Contracts
 import CoreMetrics
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -51,6 +52,33 @@ struct AuthCore: Sendable {
                                  "Too many failed attempts; try again in \(seconds) seconds.",
                                  headers: [.retryAfter: String(seconds)])
         }
+    }
+
+    /// Signs in with `email` and `password`: one throttled bcrypt check, then a new session and its token pair.
+    /// Unknown email and wrong password take the same path (one verification, the failure counted before it stays)
+    /// and get the same answer: nothing in the response or its timing tells them apart.
+    func signIn(email: EmailAddress, password: String, client: TokenIssuer.Client) async throws -> AuthSession {
+        let throttleKeys = ThrottleKey.forSignIn(email: email, clientAddress: client.address)
+        let now = Date()
+        let attempt = try await beginPasswordAttempt(throttleKeys, now: now)
+        let account = try await accounts.find(email: email)
+        guard try await hasher.verify(password, against: account?.passwordHash), let account else {
+            count(.signIn, "invalid-credentials")
+            throw Self.invalidCredentials
+        }
+        try await throttle.attemptSucceeded(attempt, keys: throttleKeys, now: now)
+        count(.signIn, "success")
+        let (session, refreshToken) = issuer.newSession(userID: account.id, client: client, now: now)
+        try await pool.withTransaction { connection in
+            try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+        }
+        return try await issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken, issuedAt: now)
+    }
+
+    /// The digest an `Idempotency-Key` is stored as: SHA-256 of the request's scope (what else names the request,
+    /// so the same key on another request is not mistaken for a retry of it) and the key.
+    static func digest(idempotencyKey key: String, scope: String) -> Data {
+        Data(SHA256.hash(data: Data("\(scope) \(key)".utf8)))
     }
 
     /// Checks the password of a signed-in user who re-confirms it (deleting the account, changing the password).

@@ -20,19 +20,34 @@ struct Account: Sendable, Equatable {
 struct AccountStore: Sendable {
     let pool: DatabasePool
 
-    /// Inserts `account`; throws ``AccountError/emailTaken`` when the email has an account.
-    static func insert(_ account: Account, on connection: isolated PostgresConnection) async throws {
+    /// Inserts `account`, created by the sign-up whose key digest is `signUpKey` (if it had one); throws
+    /// ``AccountError/emailTaken`` when the email has an account.
+    static func insert(_ account: Account, signUpKey: Data?, on connection: isolated PostgresConnection) async throws {
         do {
             try await connection.query("""
                 INSERT INTO users (id, email, password_hash, experience, preferences, created_at, updated_at,
-                                   password_changed_at)
+                                   password_changed_at, signup_key)
                 VALUES (\(account.id), \(account.email), \(account.passwordHash), \(account.experience.rawValue),
                         \(PostgresJSON(account.preferences))::jsonb, \(account.createdAt), \(account.createdAt),
-                        \(account.createdAt))
+                        \(account.createdAt), \(signUpKey))
                 """)
         } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "users_email_key" {
             throw AccountError.emailTaken
         }
+    }
+
+    /// Whether the account of `email` was created by a sign-up with the key digest `signUpKey`.
+    func wasCreated(email: EmailAddress, bySignUpWithKey signUpKey: Data) async throws -> Bool {
+        try await !pool.query(
+            "SELECT 1 FROM users WHERE email = \(email.value) AND signup_key = \(signUpKey)"
+        ).rows.isEmpty
+    }
+
+    /// Whether the account's current password was set by a change with the key digest `changeKey`.
+    func passwordWasSet(id: UUID, byChangeWithKey changeKey: Data) async throws -> Bool {
+        try await !pool.query(
+            "SELECT 1 FROM users WHERE id = \(id) AND password_change_key = \(changeKey)"
+        ).rows.isEmpty
     }
 
     func find(email: EmailAddress) async throws -> Account? {
@@ -73,9 +88,12 @@ struct AccountStore: Sendable {
             """).rows.first.map(account)
     }
 
-    static func updatePassword(id: UUID, hash: String, now: Date, on connection: isolated PostgresConnection) async throws {
+    /// Sets a new password, remembering the change's key digest (nil: none, and any earlier one is forgotten).
+    static func updatePassword(id: UUID, hash: String, changeKey: Data?, now: Date,
+                               on connection: isolated PostgresConnection) async throws {
         try await connection.query("""
-            UPDATE users SET password_hash = \(hash), password_changed_at = \(now), updated_at = \(now)
+            UPDATE users SET password_hash = \(hash), password_change_key = \(changeKey), password_changed_at = \(now),
+                             updated_at = \(now)
              WHERE id = \(id)
             """)
     }

@@ -269,13 +269,9 @@ struct FavoritesController: Sendable {
 
     /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method, path and
     /// `target`, what else names the request's object: the query of a clear), so a retry is recognised and the same
-    /// key on another request is not mistaken for one. A key out of bounds is refused rather than ignored: a client
-    /// relying on it would otherwise believe its retries were safe.
+    /// key on another request is not mistaken for one.
     static func eventID(user: UUID, request: Request, target: String = "") throws -> UUID? {
-        guard let key = request.headers[.idempotencyKey] else { return nil }
-        guard (1...200).contains(key.utf8.count) else {
-            throw ServiceProblem.validation([FieldError(field: "Idempotency-Key", message: "must be 1 to 200 bytes")])
-        }
+        guard let key = try request.idempotencyKey() else { return nil }
         // Without a target, the scope is spelled as it was before targets existed: ids already derived stay valid.
         let object = target.isEmpty ? request.uri.path : "\(request.uri.path) \(target)"
         let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(object) \(key)"
