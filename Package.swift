@@ -96,7 +96,7 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "Contracts", "Locking", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
-                argumentParser, jwtKit,
+                argumentParser, jwtKit, crypto,
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Shared/ServiceKit",

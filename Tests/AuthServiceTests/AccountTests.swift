@@ -22,7 +22,41 @@ import Testing
             let me = try await api.call(.get, "/v1/auth/me", token: session.accessToken)
             #expect(me.status == .ok)
             #expect(try me.decode(UserProfile.self) == session.user)
-            #expect(me.headers[.cacheControl] == "no-store")
+            #expect(me.headers[.cacheControl] == "private, no-cache")
+        }
+    }
+
+    /// The profile and the session list carry an `ETag` from their body: 304 while nothing changed, 200 with a new
+    /// tag once something did.
+    @Test func theProfileAndTheSessionListAreRevalidated() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let session = try await api.signUp(email: email)
+            for path in ["/v1/auth/me", "/v1/auth/sessions"] {
+                let first = try await api.call(.get, path, token: session.accessToken)
+                let etag = try #require(first.headers[.eTag], "\(path)")
+                let unchanged = try await api.call(.get, path, token: session.accessToken, headers: [.ifNoneMatch: etag])
+                #expect(unchanged.status == .notModified, "\(path)")
+                #expect(unchanged.headers[.eTag] == etag)
+                #expect(unchanged.body.readableBytes == 0)
+            }
+            let profileTag = try #require(try await api.call(.get, "/v1/auth/me", token: session.accessToken)
+                .headers[.eTag])
+            _ = try await api.call(.patch, "/v1/auth/me", token: session.accessToken,
+                                   json: ProfileUpdate(experience: "rijksmuseum"))
+            let changed = try await api.call(.get, "/v1/auth/me", token: session.accessToken,
+                                             headers: [.ifNoneMatch: profileTag])
+            #expect(changed.status == .ok)
+            #expect(changed.headers[.eTag] != profileTag)
+            #expect(try changed.decode(UserProfile.self).experience == .rijksmuseum)
+
+            let sessionsTag = try #require(try await api.call(.get, "/v1/auth/sessions", token: session.accessToken)
+                .headers[.eTag])
+            _ = try await api.signIn(email: email)  // a second device
+            let listed = try await api.call(.get, "/v1/auth/sessions", token: session.accessToken,
+                                            headers: [.ifNoneMatch: sessionsTag])
+            #expect(listed.status == .ok)
+            #expect(try listed.decode(SessionList.self).sessions.count == 2)
         }
     }
 

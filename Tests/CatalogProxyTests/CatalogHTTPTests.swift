@@ -227,7 +227,11 @@ import Testing
         try await CatalogHarness.withCatalog { api in
             let anonymous = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago", token: .some(nil))
             #expect(anonymous.status == .unauthorized)
-            #expect(try await api.get("/v1/catalog/experiences", token: .some(nil)).status == .ok)
+            let experiences = try await api.get("/v1/catalog/experiences", token: .some(nil))
+            #expect(experiences.status == .ok)
+            let etag = try #require(experiences.headers[.eTag])
+            let revalidated = try await api.get("/v1/catalog/experiences", token: .some(nil), headers: [.ifNoneMatch: etag])
+            #expect(revalidated.status == .notModified)
             #expect(api.upstreamCalls == 0)
         }
     }

@@ -84,7 +84,8 @@ struct AccountController: Sendable {
 
     @Sendable func me(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let account = try await account(of: context)
-        return try ServiceJSON.encoder.encode(account.profile).jsonResponse(headers: Self.noStore)
+        return try ServiceJSON.encoder.encode(account.profile)
+            .conditionalJSONResponse(to: request, headers: Self.privateNoCache)
     }
 
     /// Only the experience and preferences change here; any other field is refused with 400, so a client never
@@ -179,6 +180,8 @@ struct AccountController: Sendable {
                                             headers: [.wwwAuthenticate: #"Bearer error="invalid_token""#])
 
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
+    /// For what the user reads back: the client may keep it and revalidate it with `If-None-Match`.
+    static let privateNoCache: HTTPFields = [.cacheControl: "private, no-cache"]
 
     static func deviceNameErrors(_ name: String?) -> [FieldError] {
         guard let name else { return [] }

@@ -1,5 +1,4 @@
 import Contracts
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -19,8 +18,8 @@ struct KeysController: Sendable {
     /// The published keys (several around a rotation). Cacheable: a new key is published long before it signs.
     @Sendable func jwks(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try ServiceJSON.encoder.encode(await keys.publishedKeySet())
-        return Self.conditional(body, request: request,
-                                cacheControl: "public, max-age=\(AuthConfiguration.jwksMaximumAge)")
+        return body.conditionalJSONResponse(
+            to: request, headers: [.cacheControl: "public, max-age=\(AuthConfiguration.jwksMaximumAge)"])
     }
 
     /// Sessions ended within the access-token lifetime; services poll it (conditionally, so mostly 304s).
@@ -28,7 +27,7 @@ struct KeysController: Sendable {
         let window = core.configuration.revocationWindow
         let ids = try await core.sessions.revoked(since: Date().addingTimeInterval(-window))
         let body = try ServiceJSON.encoder.encode(RevokedSessions(sessionIds: ids, windowSeconds: Int(window)))
-        return Self.conditional(body, request: request, cacheControl: "no-cache")
+        return body.conditionalJSONResponse(to: request, headers: [.cacheControl: "no-cache"])
     }
 
     /// Accounts deleted from `since` on (ISO 8601; the beginning of time when absent), after the user id `after` in
@@ -51,18 +50,6 @@ struct KeysController: Sendable {
         let accounts = try await core.accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
         return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: accounts))
             .jsonResponse(headers: [.cacheControl: "no-cache"])
-    }
-
-    /// 200 with a strong `ETag`, or 304 when the client already holds this body.
-    static func conditional(_ body: Data, request: Request, cacheControl: String) -> Response {
-        let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
-        let etag = "\"\(digest)\""
-        var headers: HTTPFields = [.cacheControl: cacheControl, .eTag: etag]
-        if request.ifNoneMatch(etag) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentType] = "application/json; charset=utf-8"
-        return body.jsonResponse(headers: headers)
     }
 }
 

@@ -131,7 +131,7 @@ struct SessionController: Sendable {
         let sessions = try await core.sessions.live(userID: context.user.userID, current: context.user.sessionID,
                                                     now: Date())
         return try ServiceJSON.encoder.encode(SessionList(sessions: sessions))
-            .jsonResponse(headers: AccountController.noStore)
+            .conditionalJSONResponse(to: request, headers: AccountController.privateNoCache)
     }
 
     /// Ends one of the user's sessions. Another user's session id answers 404, exactly like an unknown one.

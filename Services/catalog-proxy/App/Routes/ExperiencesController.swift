@@ -7,11 +7,9 @@ import ServiceKit
 /// given release, so clients and the gateway may cache it for an hour.
 struct ExperiencesController {
     func register(on router: Router<AppRequestContext>) {
-        router.get("/v1/catalog/experiences") { _, _ -> Response in
-            var response = try ServiceJSON.encoder.encode(ExperienceList(experiences: Experience.all))
-                .jsonResponse()
-            response.headers[.cacheControl] = "public, max-age=3600"
-            return response
+        router.get("/v1/catalog/experiences") { request, _ -> Response in
+            try ServiceJSON.encoder.encode(ExperienceList(experiences: Experience.all))
+                .conditionalJSONResponse(to: request, headers: [.cacheControl: "public, max-age=3600"])
         }
     }
 }

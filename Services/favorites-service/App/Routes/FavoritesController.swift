@@ -222,7 +222,8 @@ struct FavoritesController: Sendable {
         }
         let body = FavoriteChanges(changes: changes, version: events.last?.version ?? since,
                                    hasMore: events.count == limit)
-        return try ServiceJSON.encoder.encode(body).jsonResponse(headers: [.cacheControl: "private, no-cache"])
+        return try ServiceJSON.encoder.encode(body)
+            .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, no-cache"])
     }
 
     /// `GET /v1/favorites/popular?experience=&limit=`: the most favorited items of an experience, from the async
@@ -235,7 +236,7 @@ struct FavoritesController: Sendable {
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let items = try await MostFavorited.top(experience: experience, limit: limit, pool: store.pool)
         return try ServiceJSON.encoder.encode(PopularItems(experience: experience, items: items))
-            .jsonResponse(headers: [.cacheControl: "private, max-age=5"])
+            .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, max-age=5"])
     }
 
     // MARK: Input
