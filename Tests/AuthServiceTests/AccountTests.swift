@@ -243,7 +243,9 @@ import Testing
             #expect(retry.status == .created)
             let (created, again) = (try first.decode(AuthSession.self), try retry.decode(AuthSession.self))
             #expect(again.user == created.user)
+            #expect(again.sessionId != created.sessionId)  // a new session; the first one stays
             #expect(try await api.call(.get, "/v1/auth/me", token: again.accessToken).status == .ok)
+            #expect(try await api.call(.get, "/v1/auth/me", token: created.accessToken).status == .ok)
 
             var otherPassword = body
             otherPassword.password = "another secret phrase"
@@ -272,10 +274,14 @@ import Testing
             let path = "/v1/auth/me/password"
             #expect(try await api.call(.post, path, token: phone.accessToken, json: change, headers: key).status
                 == .noContent)
+            // A device signed in with the new password after the change: the retry must not end its session.
+            let laptop = try await api.signIn(email: email, password: change.newPassword).decode(AuthSession.self)
             let retry = try await api.call(.post, path, token: phone.accessToken, json: change, headers: key)
             #expect(retry.status == .noContent)
             #expect(try await api.call(.get, "/v1/auth/me", token: phone.accessToken).status == .ok)
-            #expect(try await api.signIn(email: email, password: change.newPassword).status == .ok)
+            #expect(try await api.call(.get, "/v1/auth/me", token: laptop.accessToken).status == .ok)
+            #expect(try await api.call(.get, "/v1/auth/sessions", token: phone.accessToken)
+                .decode(SessionList.self).sessions.count == 2)
 
             let unkeyed = try await api.call(.post, path, token: phone.accessToken, json: change)
             #expect(unkeyed.status == .forbidden)

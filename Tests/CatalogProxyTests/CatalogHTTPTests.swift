@@ -122,6 +122,13 @@ import Testing
             #expect(fallback.headers[.xCache] == "stale")
             #expect(fallback.body == fresh.body)
             #expect(try fallback.decode(CatalogItem.self) != seen)  // a detail has facts a search result lacks
+
+            // The upstream says the item is gone: it is forgotten, and no longer served when the upstream fails.
+            api.replay.clearFaults()
+            api.replay.inject(.init(pathPrefix: "/discovery/v2/events/\(seen.id)", status: 404, times: 1))
+            #expect(try await api.get("/v1/catalog/ticketmaster/items/\(seen.id)").status == .notFound)
+            api.replay.inject(.init(status: 500))
+            #expect(try await api.get("/v1/catalog/ticketmaster/items/\(seen.id)").status == .badGateway)
         }
     }
 

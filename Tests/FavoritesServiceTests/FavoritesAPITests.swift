@@ -65,13 +65,11 @@ import Testing
             #expect(changes.changes.map(\.version) == [2, 3, 4])
             #expect(changes.version == 4)
 
-            // The changes and the popular list are revalidated by a digest of their body: 304 while it is the same.
-            for path in ["/v1/favorites/changes?since=1", "/v1/favorites/popular?experience=ticketmaster"] {
-                let etag = try #require(try await api.call(.get, path, as: ana).headers[.eTag], "\(path)")
-                let revalidated = try await api.call(.get, path, as: ana, headers: [.ifNoneMatch: etag])
-                #expect(revalidated.status == .notModified, "\(path)")
-            }
+            // The changes are revalidated by a digest of their body: 304 while it is the same, 200 once it is not.
             let before = try #require(try await api.call(.get, "/v1/favorites/changes?since=1", as: ana).headers[.eTag])
+            let unchanged = try await api.call(.get, "/v1/favorites/changes?since=1", as: ana,
+                                               headers: [.ifNoneMatch: before])
+            #expect(unchanged.status == .notModified)
             _ = try await api.call(.put, Self.event, as: ana)
             let after = try await api.call(.get, "/v1/favorites/changes?since=1", as: ana, headers: [.ifNoneMatch: before])
             #expect(after.status == .ok)

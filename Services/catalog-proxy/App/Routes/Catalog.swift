@@ -56,13 +56,17 @@ struct Catalog: Sendable {
         return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy, logger: logger) {
             let (status, body) = try await backend.client.get(source.detailRequest(id: id), requestID: requestID,
                                                               logger: logger)
-            if source.isNotFound(status: status, body: body) { throw UpstreamFailure.notFound }
-            guard let item = try Self.decode({ try source.decodeDetail(body) }) else { throw UpstreamFailure.notFound }
+            guard !source.isNotFound(status: status, body: body),
+                  let item = try Self.decode({ try source.decodeDetail(body) })
+            else {
+                await seen.forget(experience: source.experience, id: id, logger: logger)
+                throw UpstreamFailure.notFound
+            }
             await seen.remember([item], detailed: true, logger: logger)
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
         } fallback: {
             // No replica's copy in this one's cache: the last copy any replica saw, in a search or a detail.
-            try? await seen.lastCopy(experience: source.experience, id: id)
+            await seen.lastCopy(experience: source.experience, id: id, logger: logger)
         }
     }
 

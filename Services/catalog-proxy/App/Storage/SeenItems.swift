@@ -10,9 +10,9 @@ import ServiceKit
 /// route falls back to it (marked stale). So an item a user has seen in a list can still be opened and favorited
 /// while its catalog is down, whichever replica the request reaches.
 ///
-/// A detail's copy has more facts than a search result's, so a search result never replaces it; a detail replaces
-/// either. Copies older than `window` (`CATALOG_STALE_IF_ERROR_SECONDS`, as for the in-process cache) are neither
-/// served nor kept.
+/// A detail's copy has more facts than a search result's, so a search result never replaces it (it only marks the
+/// item as seen again); a detail replaces either. An item the upstream says no longer exists is forgotten. Items not
+/// seen for `window` (`CATALOG_STALE_IF_ERROR_SECONDS`, as for the in-process cache) are neither served nor kept.
 struct SeenItems: Sendable {
     let pool: DatabasePool
     let window: TimeInterval
@@ -29,8 +29,9 @@ struct SeenItems: Sendable {
     func remember(_ items: [CatalogItem], detailed: Bool, logger: Logger) async {
         guard window > 0, !items.isEmpty else { return }
         var seenIDs = Set<String>()
-        // One row per item: a page listing an item twice would make the upsert touch its row twice, which fails.
-        let unique = items.filter { seenIDs.insert($0.id).inserted }
+        // One row per item (a page listing an item twice would make the upsert touch its row twice, which fails), in
+        // id order: replicas storing overlapping pages then lock their rows in the same order and cannot deadlock.
+        let unique = items.filter { seenIDs.insert($0.id).inserted }.sorted { $0.id < $1.id }
         do {
             let json = String(decoding: try ServiceJSON.encoder.encode(unique), as: UTF8.self)
             try await pool.query("""
@@ -38,8 +39,8 @@ struct SeenItems: Sendable {
                 SELECT element->>'experience', element->>'id', element, \(detailed)::boolean, now()
                   FROM jsonb_array_elements(\(json)::jsonb) AS element
                 ON CONFLICT (experience, item_id) DO UPDATE
-                   SET item = excluded.item, detailed = excluded.detailed, seen_at = excluded.seen_at
-                 WHERE excluded.detailed OR NOT s.detailed
+                   SET item = CASE WHEN excluded.detailed OR NOT s.detailed THEN excluded.item ELSE s.item END,
+                       detailed = s.detailed OR excluded.detailed, seen_at = excluded.seen_at
                 """, prepare: true)
             try await pruneIfDue()
         } catch {
@@ -47,9 +48,30 @@ struct SeenItems: Sendable {
         }
     }
 
-    /// The last copy of an item seen within the window, as the body the detail route serves, and its age in seconds.
-    func lastCopy(experience: ExperienceID, id: String) async throws -> (body: CachedBody, age: Int)? {
+    /// Forgets an item the upstream says no longer exists, so that it is not served while the upstream fails.
+    func forget(experience: ExperienceID, id: String, logger: Logger) async {
+        guard window > 0 else { return }
+        do {
+            try await pool.query(
+                "DELETE FROM seen_items WHERE experience = \(experience.rawValue) AND item_id = \(id)", prepare: true)
+        } catch {
+            logger.warning("could not forget an item its upstream no longer has", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The last copy of an item seen within the window, as the body the detail route serves, and the seconds since the
+    /// item was last seen; nil when there is none, or when the database cannot be asked (logged).
+    func lastCopy(experience: ExperienceID, id: String, logger: Logger) async -> (body: CachedBody, age: Int)? {
         guard window > 0 else { return nil }
+        do {
+            return try await readLastCopy(experience: experience, id: id)
+        } catch {
+            logger.warning("could not read the last copy of an item", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    private func readLastCopy(experience: ExperienceID, id: String) async throws -> (body: CachedBody, age: Int)? {
         let rows = try await pool.query("""
             SELECT item::text, extract(epoch FROM now() - seen_at)::float8 FROM seen_items
              WHERE experience = \(experience.rawValue) AND item_id = \(id)

@@ -140,6 +140,10 @@ struct FavoritesController: Sendable {
         return Response(status: .noContent)
     }
 
+    /// What a page's `ETag` starts with: changed whenever a page's fields change (2: an event's `localDate` and
+    /// `localTime`), so that a client holding a page of the older shape gets the new one rather than a 304.
+    static let pageShape = "p2"
+
     /// `GET /v1/favorites?experience=&sort=&limit=&cursor=` from the per-user view; `ETag` follows the stream version.
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let query = request.uri.queryParameters
@@ -162,7 +166,8 @@ struct FavoritesController: Sendable {
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let user = context.user.userID
         let etag = { @Sendable (version: Int64) in
-            "\"v\(version)-\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")\""
+            let page = "\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")"
+            return "\"\(Self.pageShape)-v\(version)-\(page)\""
         }
         let (version, page) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
             [cursor] connection in
