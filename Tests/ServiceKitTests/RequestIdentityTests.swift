@@ -47,6 +47,18 @@ import Testing
             #expect(Traceparent.validated(invalid) == nil, "\(invalid)")
         }
     }
+
+    /// A peer call continues the caller's trace: same version, trace id and flags, a new valid parent id.
+    @Test func aChildKeepsTheTraceUnderANewParent() {
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+        let children = (0..<20).map { _ in Traceparent.child(of: parent) }
+        for child in children {
+            #expect(Traceparent.validated(child) == child)
+            #expect(child.hasPrefix("00-4bf92f3577b34da6a3ce929d0e0e4736-") && child.hasSuffix("-00"))
+            #expect(!child.contains("00f067aa0ba902b7"))
+        }
+        #expect(Set(children).count == children.count)
+    }
 }
 
 @Suite struct BearerTokenTests {

@@ -42,8 +42,8 @@ public struct RequestIDMiddleware: RouterMiddleware {
 }
 
 /// W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`).
-enum Traceparent {
-    static func validated(_ header: String) -> String? {
+public enum Traceparent {
+    public static func validated(_ header: String) -> String? {
         let parts = header.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "00", parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
               parts.allSatisfy({ $0.utf8.allSatisfy(\.isLowercaseHex) }),
@@ -55,12 +55,21 @@ enum Traceparent {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    static func start() -> String {
+    public static func start() -> String {
         // Three 64-bit draws (a system call each): drawing the 24 bytes one at a time cost a system call per byte, a
         // tenth of a cheap request's CPU.
         var generator = SystemRandomNumberGenerator()
         let words = (generator.next() as UInt64, generator.next() as UInt64, generator.next() as UInt64)
         return "00-" + hex(words.0) + hex(words.1) + "-" + hex(words.2) + "-01"
+    }
+
+    /// The `traceparent` of a call this service makes while serving a request with `traceparent`: the same trace id
+    /// and flags, a new parent id (this call's span), so the peer's work joins the caller's trace.
+    public static func child(of traceparent: String) -> String {
+        let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return start() }
+        var generator = SystemRandomNumberGenerator()
+        return "\(parts[0])-\(parts[1])-" + hex(generator.next()) + "-\(parts[3])"
     }
 
     /// `value` as 16 lowercase hex digits; an all-zero id is invalid, so a zero draw (2⁻⁶⁴) becomes 1.

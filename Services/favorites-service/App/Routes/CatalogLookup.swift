@@ -7,19 +7,21 @@ import NIOCore
 import NIOHTTP1
 import ServiceKit
 
-/// Asks catalog-proxy for the item being favorited, as the user (their bearer token) and with the request's id.
+/// Asks catalog-proxy for the item being favorited, as the user (their bearer token), with the request's id and in its
+/// trace (`traceparent`).
 struct CatalogLookup: Sendable {
     let baseURL: String
     let httpClient: HTTPClient
 
-    func item(experience: ExperienceID, id: String, bearer: String, requestID: String, logger: Logger) async throws
-        -> CatalogItem
+    func item(experience: ExperienceID, id: String, bearer: String, requestID: String, traceparent: String,
+              logger: Logger) async throws -> CatalogItem
     {
         // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query.
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
         var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "X-Request-ID", value: requestID)
+        request.headers.add(name: "traceparent", value: Traceparent.child(of: traceparent))
         request.headers.add(name: "Accept", value: "application/json")
         let response: HTTPClientResponse
         let body: ByteBuffer

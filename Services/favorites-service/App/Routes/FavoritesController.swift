@@ -47,7 +47,8 @@ struct FavoritesController: Sendable {
         }
         let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
         let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
-                                          requestID: context.requestID, logger: context.logger)
+                                          requestID: context.requestID, traceparent: context.traceparent,
+                                          logger: context.logger)
         // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`), which the catalog's
         // items carry: another spelling stored here could never be unfavorited by it, nor fill its heart.
         guard item.id == requestedID else {
