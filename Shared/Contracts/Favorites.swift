@@ -71,13 +71,17 @@ public struct FavoriteChange: Codable, Sendable, Equatable {
     /// Absent for `cleared`.
     public var itemId: String?
     public var at: Date
+    /// `added` only: the favorite as it was added, so another device can draw it without reading the list again.
+    public var favorite: Favorite?
 
-    public init(version: Int64, kind: Kind, experience: ExperienceID, itemId: String?, at: Date) {
+    public init(version: Int64, kind: Kind, experience: ExperienceID, itemId: String?, at: Date,
+                favorite: Favorite? = nil) {
         self.version = version
         self.kind = kind
         self.experience = experience
         self.itemId = itemId
         self.at = at
+        self.favorite = favorite
     }
 }
 

@@ -47,7 +47,7 @@ import Testing
     @Test func unfavoriteAndClearAreIdempotentAndNoOpsWriteNothing() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()
-            _ = try await api.call(.put, Self.event, as: ana)
+            let first = try await api.call(.put, Self.event, as: ana)
             _ = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
             #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
             #expect(try await api.call(.delete, Self.event, as: ana).status == .noContent)
@@ -64,6 +64,10 @@ import Testing
             #expect(changes.changes.map(\.kind) == [.added, .removed, .cleared])
             #expect(changes.changes.map(\.version) == [2, 3, 4])
             #expect(changes.version == 4)
+            // An added change carries the favorite as the list showed it; the others carry none.
+            #expect(changes.changes.map { $0.favorite == nil } == [false, true, true])
+            let shown = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana).decode(FavoriteChanges.self)
+            #expect(try shown.changes.first?.favorite == first.decode(Favorite.self))
 
             // The changes are revalidated by a digest of their body: 304 while it is the same, 200 once it is not.
             let before = try #require(try await api.call(.get, "/v1/favorites/changes?since=1", as: ana).headers[.eTag])

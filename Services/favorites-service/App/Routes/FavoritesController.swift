@@ -216,7 +216,8 @@ struct FavoritesController: Sendable {
                                         data: Data(event.data.utf8)) {
             case .added(let item):
                 FavoriteChange(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
-                               itemId: item.itemId, at: event.recordedAt)
+                               itemId: item.itemId, at: event.recordedAt,
+                               favorite: Favorite(item, favoritedAt: event.recordedAt))
             case .removed(let experience, let itemId):
                 FavoriteChange(version: event.version, kind: .removed, experience: experience, itemId: itemId,
                                at: event.recordedAt)
