@@ -97,7 +97,9 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// The upstream catalog did not answer in time (504).
     public static let upstreamTimeout = ProblemType(rawValue: "upstream-timeout")
 
-    // Favorites (503)
+    // Favorites (409, 503)
+    /// The user has as many favorites in this experience as one may keep; unfavorite some first (409).
+    public static let favoritesLimitReached = ProblemType(rawValue: "favorites-limit-reached")
     /// catalog-proxy could not be asked about the item, so nothing was stored; retry shortly (503).
     public static let catalogUnavailable = ProblemType(rawValue: "catalog-unavailable")
 

@@ -30,6 +30,14 @@ import Testing
         }
     }
 
+    @Test func aNewFavoriteNeedsRoomAndOneAlreadyKeptDoesNot() {
+        let kept = Favorite(experience: .rijksmuseum, itemId: "SK-C-5", title: "The Night Watch", subtitle: nil,
+                            imageURL: nil, price: nil, rating: nil, favoritedAt: Date())
+        #expect(FavoritesCommands.hasRoom(for: nil, count: 4, maximum: 5))
+        #expect(!FavoritesCommands.hasRoom(for: nil, count: 5, maximum: 5))
+        #expect(FavoritesCommands.hasRoom(for: kept, count: 5, maximum: 5))
+    }
+
     /// Favorites recorded before event times were kept read with none; newer ones keep them through the log.
     @Test func anAddedEventReadsWithOrWithoutTheEventTime() throws {
         let older = #"{"experience":"ticketmaster","itemId":"G5diZfkn0B-bh","title":"Radiohead","price":59.5}"#

@@ -158,6 +158,25 @@ import Testing
         }
     }
 
+    /// A user keeps at most `FAVORITES_MAX_PER_EXPERIENCE` favorites per experience: past it a new one is 409 and
+    /// writes nothing; favoriting one already kept, another experience, or after an unfavorite still works.
+    @Test func favoritesPerExperienceAreBounded() async throws {
+        try await FavoritesHarness.run(environment: ["FAVORITES_MAX_PER_EXPERIENCE": "2"]) { api in
+            let ana = try await api.user()
+            let kept = ["/v1/favorites/ticketmaster/G5diZfkn0B-bh", "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju"]
+            for path in kept { #expect(try await api.call(.put, path, as: ana).status == .created) }
+            let third = "/v1/favorites/ticketmaster/vvG18Z4m501KZN"
+            let refused = try await api.call(.put, third, as: ana)
+            #expect(refused.status == .conflict)
+            #expect(refused.problem?.type == .favoritesLimitReached)
+            #expect(try await api.eventCount(of: ana) == 2)
+            #expect(try await api.call(.put, kept[0], as: ana).status == .ok)
+            #expect(try await api.call(.put, Self.nightWatch, as: ana).status == .created)
+            #expect(try await api.call(.delete, kept[1], as: ana).status == .noContent)
+            #expect(try await api.call(.put, third, as: ana).status == .created)
+        }
+    }
+
     @Test func aRetryIsAnsweredWhileTheCatalogIsDown() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()

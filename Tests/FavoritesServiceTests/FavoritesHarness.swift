@@ -61,8 +61,8 @@ struct FavoritesHarness: Sendable {
         try await database.makePool(size: 2, searchPath: "favorites").closing(after: body)
     }
 
-    static func run(catalogURL: String? = nil, _ test: @escaping @Sendable (FavoritesHarness) async throws -> Void)
-        async throws
+    static func run(catalogURL: String? = nil, environment: [String: String] = [:],
+                    _ test: @escaping @Sendable (FavoritesHarness) async throws -> Void) async throws
     {
         let replay = try ReplayUpstream(fixtures: fixtures)
         let authority = TestAuthority()
@@ -84,7 +84,7 @@ struct FavoritesHarness: Sendable {
                         let reader = testConfigReader(databaseURL: database.connectionString, environment: [
                             "AUTH_URL": peer, "CATALOG_URL": catalogURL ?? "http://127.0.0.1:\(link.port)",
                             "ERASURE_POLL_SECONDS": "1",
-                        ])
+                        ].merging(environment) { _, override in override })
                         let app = try await FavoritesService.buildApplication(reader: reader)
                         try await app.test(.router) { client in
                             try await test(FavoritesHarness(client: client, database: database, catalogLink: link,

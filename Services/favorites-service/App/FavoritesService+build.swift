@@ -15,7 +15,7 @@ public let serviceDefaults = ServiceDefaults(
 ///
 /// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
 /// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
-/// woke them.
+/// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -23,6 +23,7 @@ public func buildApplication(
     var settings = StrictSettings(reader: reader)
     let erasurePoll = Duration.seconds(settings.int("erasure.pollSeconds", default: 10, in: 1...3600))
     let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
+    let maximumFavorites = settings.int("favorites.maxPerExperience", default: 5000, in: 1...1_000_000)
     try settings.validate()
     var background: [any Service] = []
     var app = try buildServiceApplication(
@@ -45,7 +46,7 @@ public func buildApplication(
         FavoritesController(
             store: FavoritesStore(pool: dependencies.pool),
             catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
-            notifier: notifier
+            notifier: notifier, maximumFavorites: maximumFavorites
         ).register(on: routes)
     }
     app.addServicesAfterMigrations(background)

@@ -149,6 +149,12 @@ enum FavoritesCommands {
         return hasIdempotencyKey ? .confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt) : nil
     }
 
+    /// Whether a favorite may be added: one already kept always may (it adds nothing), a new one while the user keeps
+    /// fewer than `maximum` in the experience.
+    static func hasRoom(for current: Favorite?, count: Int, maximum: Int) -> Bool {
+        current != nil || count < maximum
+    }
+
     /// An unfavorite or a clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its
     /// event is how a retry is recognised, and a retry must not remove what was favorited after the first request.
     static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool, hasIdempotencyKey: Bool)

@@ -14,6 +14,8 @@ struct FavoritesController: Sendable {
     let catalog: CatalogLookup
     /// Wakes the async projections after a write.
     let notifier: EventNotifier
+    /// Favorites one user may keep in one experience: what bounds the ids route's answer and a view's rows per user.
+    let maximumFavorites: Int
 
     static let maximumPageSize = 100
 
@@ -61,15 +63,22 @@ struct FavoritesController: Sendable {
         let id = eventID ?? UUID.random()
         let outcome = try await store.pool.withTransaction { connection -> Outcome in
             let streamName = FavoritesStore.stream(of: user)
-            var reads = [FavoritesStore.findQuery(user: user, experience: experience, itemId: item.id)]
+            var reads = [FavoritesStore.findQuery(user: user, experience: experience, itemId: item.id),
+                         FavoritesStore.countQuery(user: user, experience: experience)]
             if let eventID { reads.append(FavoritesStore.eventQuery(eventID, in: streamName)) }
             let (stream, results) = try await EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
             // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
             // favorite its event added (or found), even if it has been removed since.
-            if eventID != nil, let original = try FavoritesStore.originalAnswer(in: results[1]) {
+            if eventID != nil, let original = try FavoritesStore.originalAnswer(in: results[2]) {
                 return original.created ? .created(original.favorite) : .existing(original.favorite)
             }
             let current = try FavoritesStore.favorite(in: results[0])
+            let count = try results[1].single().decode(Int.self, at: 0)
+            guard FavoritesCommands.hasRoom(for: current, count: count, maximum: maximumFavorites) else {
+                throw ServiceProblem(.conflict, .favoritesLimitReached, """
+                    You already keep \(count) favorites in \(experience), as many as one may; unfavorite some first.
+                    """)
+            }
             // Already a favorite: nothing to write, unless the answer must be remembered for a retry.
             if let event = FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: eventID != nil) {
                 try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
