@@ -43,7 +43,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
 
 /// W3C Trace Context `traceparent` (`00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`).
 public enum Traceparent {
-    public static func validated(_ header: String) -> String? {
+    static func validated(_ header: String) -> String? {
         let parts = header.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "00", parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
               parts.allSatisfy({ $0.utf8.allSatisfy(\.isLowercaseHex) }),
@@ -55,7 +55,7 @@ public enum Traceparent {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    public static func start() -> String {
+    static func start() -> String {
         // Three 64-bit draws (a system call each): drawing the 24 bytes one at a time cost a system call per byte, a
         // tenth of a cheap request's CPU.
         var generator = SystemRandomNumberGenerator()

@@ -16,9 +16,9 @@ import ServiceKit
 struct SeenItems: Sendable {
     let pool: DatabasePool
     let window: TimeInterval
-    /// How often one replica deletes copies past the window.
-    var pruneInterval: TimeInterval = 600
     private let lastPrune = Locked(Date.distantPast)
+    /// How often one replica deletes copies past the window.
+    static let pruneInterval: TimeInterval = 600
 
     init(pool: DatabasePool, window: TimeInterval) {
         self.pool = pool
@@ -88,7 +88,7 @@ struct SeenItems: Sendable {
     private func pruneIfDue() async throws {
         let now = Date()
         let due = lastPrune.withLock { last in
-            guard now.timeIntervalSince(last) >= pruneInterval else { return false }
+            guard now.timeIntervalSince(last) >= Self.pruneInterval else { return false }
             last = now
             return true
         }
