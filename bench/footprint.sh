@@ -76,7 +76,7 @@ auth_ms="$STARTED_MS" auth_pid="$STARTED_PID"
 start_timed catalog "$catalog_port" env "${common[@]}" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" \
     AUTH_URL="http://127.0.0.1:$auth_port" CATALOG_USER_RATE_PER_SECOND=1000000 \
     TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
-    RIJKSMUSEUM_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_API_KEY=replay "$bin/catalog-proxy"
+    RIJKSMUSEUM_SEARCH_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_RECORDS_URL="http://127.0.0.1:$replay_port/id" "$bin/catalog-proxy"
 catalog_ms="$STARTED_MS" catalog_pid="$STARTED_PID"
 start_timed favorites "$favorites_port" env "${common[@]}" DATABASE_SCHEMA=favorites HTTP_PORT="$favorites_port" \
     AUTH_URL="http://127.0.0.1:$auth_port" CATALOG_URL="http://127.0.0.1:$catalog_port" "$bin/favorites-service"

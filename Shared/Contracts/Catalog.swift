@@ -108,13 +108,17 @@ public struct ArtworkFacts: Codable, Sendable, Equatable {
     public var year: Int?
     /// Where it was made, without duplicates.
     public var productionPlaces: [String]
+    /// The museum's web page of the object.
+    public var webPage: String?
 
-    public init(maker: String?, plaqueDescription: String?, dating: String?, year: Int?, productionPlaces: [String]) {
+    public init(maker: String?, plaqueDescription: String?, dating: String?, year: Int?, productionPlaces: [String],
+                webPage: String? = nil) {
         self.maker = maker
         self.plaqueDescription = plaqueDescription
         self.dating = dating
         self.year = year
         self.productionPlaces = productionPlaces
+        self.webPage = webPage
     }
 }
 
@@ -123,9 +127,22 @@ public struct CatalogPage: Codable, Sendable, Equatable {
     public var items: [CatalogItem]
     /// Pass as `cursor` for the next page; absent on the last page the source lets us reach.
     public var nextCursor: String?
+    /// Some of the page's items could not be fetched from the catalog in time and are left out; asking for the same
+    /// page again may bring them. Absent (false) from servers that predate it.
+    public var partial: Bool
 
-    public init(items: [CatalogItem], nextCursor: String?) {
+    public init(items: [CatalogItem], nextCursor: String?, partial: Bool = false) {
         self.items = items
         self.nextCursor = nextCursor
+        self.partial = partial
+    }
+
+    enum CodingKeys: String, CodingKey { case items, nextCursor, partial }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        items = try container.decode([CatalogItem].self, forKey: .items)
+        nextCursor = try container.decodeIfPresent(String.self, forKey: .nextCursor)
+        partial = try container.decodeIfPresent(Bool.self, forKey: .partial) ?? false
     }
 }

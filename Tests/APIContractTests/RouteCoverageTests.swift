@@ -105,8 +105,9 @@ enum ServiceUnderTest: CaseIterable {
     func configReader(databaseURL: String) -> ConfigReader {
         let peer = "http://127.0.0.1:9"
         return testConfigReader(databaseURL: databaseURL, environment: [
-            "AUTH_URL": peer, "CATALOG_URL": peer, "TICKETMASTER_URL": peer, "RIJKSMUSEUM_URL": peer,
-            "TICKETMASTER_API_KEY": "k", "RIJKSMUSEUM_API_KEY": "k", "BCRYPT_COST": "4",
+            "AUTH_URL": peer, "CATALOG_URL": peer, "TICKETMASTER_URL": peer, "RIJKSMUSEUM_SEARCH_URL": peer,
+            "RIJKSMUSEUM_RECORDS_URL": peer,
+            "TICKETMASTER_API_KEY": "k", "BCRYPT_COST": "4",
         ])
     }
 

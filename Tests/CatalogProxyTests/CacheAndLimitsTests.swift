@@ -125,7 +125,7 @@ final class CallCounter: Sendable {
     }
 
     @Test func theUserLimiterGivesEachUserTheirOwnBudget() throws {
-        let limiter = UserRateLimiter(rate: 1, burst: 2)
+        let limiter = UserRateLimiter(rate: 1, burst: 2, refusal: "slow down")
         let ana = UUID(), ben = UUID()
         try limiter.admit(ana, now: start)
         try limiter.admit(ana, now: start)
@@ -292,10 +292,17 @@ final class CallCounter: Sendable {
         // No quota, so the ledger's pool is never used (nor connected).
         let unused = DailyQuotaLedger(pool: DatabasePool(connection: ConnectionConfiguration(
             connectionString: "host=/nonexistent", applicationName: "t")))
-        let client = UpstreamClient(name: "t", settings: settings, keyParameter: "apikey",
+        settings.keyParameter = "apikey"
+        let client = UpstreamClient(name: .ticketmaster, settings: settings,
                                     gate: UpstreamGate(upstream: "t", settings: settings, ledger: unused),
-                                    httpClient: .shared, logger: .init(label: "t"))
-        let url = client.url(for: TicketmasterSource().searchRequest(text: "a&b=c/../@evil.com#x", page: 0, pageSize: 5))
+                                    httpClient: .shared)
+        let search = TicketmasterSource().search(text: "a&b=c/../@evil.com#x", at: PageCursor(pageSize: 5))
+        guard case .fetch(let requests, _) = search, let request = requests.first else {
+            Issue.record("a search fetches first")
+            return
+        }
+        let url = client.url(for: request)
+        #expect(!client.url(for: request, withKey: false).contains("apikey"))
         #expect(url.hasPrefix("https://app.ticketmaster.com/discovery/v2/events.json?city=a%26b%3Dc%2F..%2F%40evil.com%23x&"))
         #expect(url.hasSuffix("&apikey=k%26y"))
     }

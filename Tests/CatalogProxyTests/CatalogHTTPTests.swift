@@ -43,13 +43,17 @@ import Testing
             #expect(event.event?.ticketURL != nil)
             let art = try await api.get("/v1/catalog/rijksmuseum/items/sk-c-5").decode(CatalogItem.self)
             #expect(art.id == "SK-C-5")
-            #expect(art.artwork?.plaqueDescription?.isEmpty == false)
+            #expect(art.artwork?.plaqueDescription?.hasPrefix("Rembrandt’s largest") == true)
             #expect(art.artwork?.dating == "1642")
-            let search = try await api.get("/v1/catalog/rijksmuseum/items?q=monet&limit=10").decode(CatalogPage.self)
-            #expect(search.items.count == 10)
+            #expect(art.artwork?.productionPlaces == ["Amsterdam"])
+            #expect(art.imageURL == "https://iiif.micr.io/PJEZO/full/max/0/default.jpg")
+            let search = try await api.get("/v1/catalog/rijksmuseum/items?q=rembrandt&limit=2").decode(CatalogPage.self)
+            #expect(search.items.count == 2)
+            #expect(!search.partial)
             let next = try #require(search.nextCursor)
-            let second = try await api.get("/v1/catalog/rijksmuseum/items?q=monet&limit=10&cursor=\(next)")
+            let second = try await api.get("/v1/catalog/rijksmuseum/items?q=rembrandt&limit=2&cursor=\(next)")
                 .decode(CatalogPage.self)
+            #expect(!second.items.isEmpty)
             #expect(Set(second.items.map(\.id)).isDisjoint(with: search.items.map(\.id)))
         }
     }
@@ -96,7 +100,9 @@ import Testing
     /// An item seen in a search can be opened (and so favorited) while its upstream fails, on any replica: the last
     /// copy is in PostgreSQL, not only in the replica that fetched it. An item nobody has seen still fails.
     @Test func anItemSeenInASearchIsServedStaleWhileItsUpstreamFails() async throws {
-        try await CatalogHarness.withCatalog(secondReplica: true) { api in
+        // Without the memory of "no such item" answers, so that the end shows the copy itself is forgotten.
+        try await CatalogHarness.withCatalog(environment: ["CATALOG_NOT_FOUND_TTL_SECONDS": "0"],
+                                             secondReplica: true) { api in
             let listed = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago&limit=5").decode(CatalogPage.self)
             let seen = try #require(listed.items.first)
             let other = try #require(api.otherReplica)
@@ -173,7 +179,7 @@ import Testing
             #expect(open.headers[.retryAfter] != nil)
             #expect(api.upstreamCalls == 5)
             // The other source has its own breaker.
-            #expect(try await api.get("/v1/catalog/rijksmuseum/items?q=monet").status == .badGateway)
+            #expect(try await api.get("/v1/catalog/rijksmuseum/items?q=rembrandt").status == .badGateway)
         }
     }
 
@@ -216,10 +222,10 @@ import Testing
                 "/v1/catalog/ticketmaster/items?q=", "/v1/catalog/ticketmaster/items?q=\(String(repeating: "x", count: 101))",
                 "/v1/catalog/ticketmaster/items?q=x&cursor=not-a-cursor",
                 "/v1/catalog/ticketmaster/items?q=x&limit=-1",
-                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(page: 20, pageSize: 50).encoded)",
+                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(pageSize: 50, page: 20).encoded)",
                 // Page numbers whose offset overflows an Int: refused, not a crash.
-                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(page: Int.max, pageSize: 50).encoded)",
-                "/v1/catalog/rijksmuseum/items?q=x&cursor=\(PageCursor(page: 999_999_999_999_999_999, pageSize: 50).encoded)",
+                "/v1/catalog/ticketmaster/items?q=x&cursor=\(PageCursor(pageSize: 50, page: Int.max).encoded)",
+                "/v1/catalog/rijksmuseum/items?q=x&cursor=\(PageCursor(pageSize: 50, page: 999_999_999_999_999_999).encoded)",
             ]
             for path in paths {
                 let response = try await api.get(path)

@@ -43,8 +43,9 @@ struct CatalogHarness: Sendable {
             let base = "http://127.0.0.1:\(peerClient.port!)"
             try await withTestDatabase { database in
                 let reader = testConfigReader(databaseURL: database.connectionString, environment: [
-                    "AUTH_URL": base, "TICKETMASTER_URL": base, "RIJKSMUSEUM_URL": base,
-                    "TICKETMASTER_API_KEY": "test-ticketmaster-key", "RIJKSMUSEUM_API_KEY": "test-rijks-key",
+                    "AUTH_URL": base, "TICKETMASTER_URL": base, "RIJKSMUSEUM_SEARCH_URL": base,
+                    "RIJKSMUSEUM_RECORDS_URL": base + "/id",
+                    "TICKETMASTER_API_KEY": "test-ticketmaster-key",
                     "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "10000",
                 ].merging(environment) { _, override in override })
                 let app = try await buildApplication(reader: reader)

@@ -11,7 +11,7 @@ extension EndToEnd {
     /// PostgreSQL), once per experience, as the app makes it.
     @Suite struct JourneyTests {
         /// A search with results in the recorded fixtures the stack's replay upstream serves.
-        static let searches: [ExperienceID: String] = [.ticketmaster: "San%20Francisco", .rijksmuseum: "monet"]
+        static let searches: [ExperienceID: String] = [.ticketmaster: "San%20Francisco", .rijksmuseum: "rembrandt"]
 
         @Test(arguments: [ExperienceID.ticketmaster, .rijksmuseum])
         func wholeJourney(experience: ExperienceID) async throws {

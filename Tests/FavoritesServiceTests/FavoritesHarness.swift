@@ -73,8 +73,9 @@ struct FavoritesHarness: Sendable {
             let peer = "http://127.0.0.1:\(peerClient.port!)"
             try await withTestDatabase { catalogDatabase in
                 let catalogReader = testConfigReader(databaseURL: catalogDatabase.connectionString, environment: [
-                    "AUTH_URL": peer, "TICKETMASTER_URL": peer, "RIJKSMUSEUM_URL": peer,
-                    "TICKETMASTER_API_KEY": "k", "RIJKSMUSEUM_API_KEY": "k", "CATALOG_USER_RATE_PER_SECOND": "1000",
+                    "AUTH_URL": peer, "TICKETMASTER_URL": peer, "RIJKSMUSEUM_SEARCH_URL": peer,
+                    "RIJKSMUSEUM_RECORDS_URL": peer + "/id",
+                    "TICKETMASTER_API_KEY": "k", "CATALOG_USER_RATE_PER_SECOND": "1000",
                 ])
                 let catalog = try await CatalogProxy.buildApplication(reader: catalogReader)
                 try await catalog.test(.live) { catalogClient in

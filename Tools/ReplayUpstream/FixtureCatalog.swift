@@ -1,12 +1,12 @@
 import Foundation
 
-/// The recorded Ticketmaster and Rijksmuseum responses, loaded once, and the answers built from them.
+/// The recorded upstream responses, loaded once, and the answers built from them.
 ///
-/// Recorded requests are answered with their recorded bodies; other searches are answered from the pool of
-/// recorded events and artworks (so a keyless local stack can search any city or name the recordings cover); other
-/// ids get the upstream's own "not found".
+/// Ticketmaster: recorded requests are answered with their recorded bodies; other searches are answered from the pool
+/// of recorded events (so a keyless local stack can search any city or name the recordings cover); other ids get the
+/// upstream's own "not found". The Rijksmuseum's data services are in ``RijksmuseumFixtures``.
 struct FixtureCatalog: Sendable {
-    /// A recorded object, with what the synthesized searches match on.
+    /// A recorded event, with what the synthesized searches match on.
     struct Recorded: Sendable {
         var id: String
         /// Folded text a search must equal (a venue city) or contain (a name).
@@ -17,34 +17,28 @@ struct FixtureCatalog: Sendable {
 
     let root: URL
     let events: [Recorded]
-    let artworks: [Recorded]
+    let rijksmuseum: RijksmuseumFixtures
 
     init(root: URL) throws {
         self.root = root
+        events = try Self.loadEvents(root)
+        rijksmuseum = try RijksmuseumFixtures(root: root)
+    }
+
+    /// Every event of every recorded search, once each (the first recording of an id wins).
+    private static func loadEvents(_ root: URL) throws -> [Recorded] {
         var events: [Recorded] = []
-        for file in try Self.files(root, "ticketmaster") where !file.contains("detail") && !file.contains("images") {
-            let body = try Self.object(try Self.body(root, file))
+        for file in try files(root, "ticketmaster") where !file.contains("detail") && !file.contains("images") {
+            let body = try object(try body(root, file))
             for case let event as [String: Any] in (body["_embedded"] as? [String: Any])?["events"] as? [Any] ?? [] {
                 guard let id = event["id"] as? String, !events.contains(where: { $0.id == id }) else { continue }
                 let venue = ((event["_embedded"] as? [String: Any])?["venues"] as? [Any])?.first as? [String: Any]
                 let city = (venue?["city"] as? [String: Any])?["name"] as? String ?? ""
-                events.append(Recorded(id: id, place: Self.fold(city), text: Self.fold(event["name"] as? String ?? ""),
+                events.append(Recorded(id: id, place: fold(city), text: fold(event["name"] as? String ?? ""),
                                        json: try JSONSerialization.data(withJSONObject: event)))
             }
         }
-        var artworks: [Recorded] = []
-        for file in try Self.files(root, "rijksmuseum/legacy") where !file.contains("detail") {
-            let body = try Self.object(try Self.body(root, file))
-            for case let art as [String: Any] in body["artObjects"] as? [Any] ?? [] {
-                guard let number = art["objectNumber"] as? String, !artworks.contains(where: { $0.id == number })
-                else { continue }
-                let text = "\(art["title"] as? String ?? "") \(art["principalOrFirstMaker"] as? String ?? "")"
-                artworks.append(Recorded(id: number, place: "", text: Self.fold(text),
-                                         json: try JSONSerialization.data(withJSONObject: art)))
-            }
-        }
-        self.events = events
-        self.artworks = artworks
+        return events
     }
 
     /// `[a,b,…]` from already-encoded JSON values.
@@ -63,7 +57,7 @@ struct FixtureCatalog: Sendable {
             return (200, try Self.body(root, "ticketmaster/apguan-events-sanfrancisco-ladygaga.json"))
         }
         let matches = events.filter { event in
-            (city == nil || event.place == city) && (keyword == nil || event.text.contains(keyword!))
+            (city.map { event.place == $0 } ?? true) && (keyword.map { event.text.contains($0) } ?? true)
         }
         let slice = Array(matches.dropFirst(page * size).prefix(size))
         let pages = (matches.count + size - 1) / max(size, 1)
@@ -81,31 +75,6 @@ struct FixtureCatalog: Sendable {
             let detail = "Resource not found with provided criteria (locale=en-us, id=\(id))"
             let body: [String: Any] = ["errors": [["code": "DIS1004", "detail": detail, "status": "404"]]]
             return (404, try JSONSerialization.data(withJSONObject: body))
-        }
-    }
-
-    // MARK: Rijksmuseum
-
-    func rijksmuseumSearch(query: String?, page: Int, size: Int) throws -> (Int, Data) {
-        let query = query.map(Self.fold)
-        if query == "monet", page <= 1 { return (200, try Self.body(root, "rijksmuseum/legacy/jayesh-art_objects_list_1.json")) }
-        if query == "monet", page == 2 { return (200, try Self.body(root, "rijksmuseum/legacy/jayesh-art_objects_list_2.json")) }
-        let matches = artworks.filter { query == nil || $0.text.contains(query!) }
-        let first = max(page - 1, 0) * size  // pages count from 1; 0 is the first page too
-        let slice = Array(matches.dropFirst(first).prefix(size))
-        return (200, Data(#"{"count":\#(matches.count),"artObjects":\#(Self.array(slice.map(\.json)))}"#.utf8))
-    }
-
-    func rijksmuseumObject(number: String) throws -> (Int, Data) {
-        switch number {
-        case "SK-C-5": return (200, try Self.body(root, "rijksmuseum/legacy/tanyaburke-detail-SK-C-5-en.json"))
-        case "NG-MC-807":
-            return (200, try Self.body(root, "rijksmuseum/legacy/kyrillosgait-collection-item-details-NG-MC-807.json"))
-        default:
-            // A recorded summary stands in for its detail; an unknown number gets the API's own answer: 200 with a
-            // null object.
-            let object = artworks.first { $0.id == number }.map { String(decoding: $0.json, as: UTF8.self) } ?? "null"
-            return (200, Data(#"{"elapsedMilliseconds":0,"artObject":\#(object),"artObjectPage":null}"#.utf8))
         }
     }
 
@@ -138,4 +107,7 @@ struct FixtureCatalog: Sendable {
     }
 }
 
-enum ReplayError: Error { case notAnObject }
+enum ReplayError: Error {
+    case notAnObject
+    case missingRecord(String)
+}

@@ -4,12 +4,26 @@ import Hummingbird
 import Locking
 import NIOCore
 
-/// A stand-in for the Ticketmaster and Rijksmuseum APIs that answers from the recorded responses in
-/// `../shared/fixtures`, over real HTTP, on the upstreams' own paths: only the base URL differs from the real thing.
-/// The keyless local stack uses it, and so do the catalog tests, which also inject faults and read the request log.
+/// A stand-in for the Ticketmaster Discovery API and the Rijksmuseum's key-less Linked Art data services (its search
+/// service and its records) that answers from the recorded responses in `../shared/fixtures`, over real HTTP, on the
+/// upstreams' own paths: only the base URL differs from the real thing. The keyless local stack uses it, and so do the
+/// catalog tests, which also inject faults and read the request log.
+///
+/// Upstream paths:
+/// - `GET /discovery/v2/events[.json]`, `GET /discovery/v2/events/:id[.json]`: Ticketmaster, `apikey` required.
+/// - `GET /search/collection` (real base `https://data.rijksmuseum.nl`): the museum's search, no key.
+/// - `GET /id/:number` (real base `https://id.rijksmuseum.nl`, path `/<n>`): one Linked Art record, no key, and only
+///   for an `Accept` naming `application/ld+json`; like the real service, any other request is sent (303) to the
+///   website, here `/__replay/redirected`, so a client that forgets the header fails visibly and shows in the log.
+///
+/// Of the museum's answers, only a few are real: the Night Watch's object, visual item and digital object, two more
+/// objects without a recorded image (200117708, 2001), Rembrandt's Person record, and two search pages, served byte
+/// for byte. Every other object is a stand-in made from an artwork of the retired keyed API's recordings
+/// (`rijksmuseum/legacy`), with the legacy image URL at the end of its image chain; other searches are synthesized
+/// from the real and stand-in objects together (``RijksmuseumFixtures``).
 ///
 /// Control endpoints (not upstream paths), for tests, the local stack and chaos runs:
-/// - `GET /__replay/requests`, `DELETE /__replay/requests`: the request log (API keys redacted).
+/// - `GET /__replay/requests`, `DELETE /__replay/requests`: the request log (API keys redacted, `Accept` kept).
 /// - `POST /__replay/faults` with a ``Fault``, `DELETE /__replay/faults`: faults for the next matching requests.
 public final class ReplayUpstream: Sendable {
     /// One injected fault, applied to requests whose path starts with `pathPrefix` (any upstream path when absent).
@@ -49,6 +63,9 @@ public final class ReplayUpstream: Sendable {
         public var method: String
         public var path: String
         public var query: [String: String]
+        /// The `Accept` header as sent, absent when there was none: shows whether a client asked the museum's
+        /// records for JSON-LD.
+        public var accept: String?
     }
 
     let fixtures: FixtureCatalog
@@ -74,7 +91,10 @@ public final class ReplayUpstream: Sendable {
         }
         router.delete("/__replay/faults") { _, _ in self.clearFaults(); return HTTPResponse.Status.noContent }
         router.get("/__replay/redirected") { request, _ in
-            self.requests.withLock { $0.append(LoggedRequest(method: "GET", path: request.uri.path, query: [:])) }
+            self.requests.withLock {
+                $0.append(LoggedRequest(method: "GET", path: request.uri.path, query: [:],
+                                        accept: request.headers[.accept]))
+            }
             return "followed"
         }
 
@@ -93,45 +113,69 @@ public final class ReplayUpstream: Sendable {
                 try self.fixtures.ticketmasterEvent(id: id.hasSuffix(".json") ? String(id.dropLast(5)) : id)
             }
         }
-        router.get("/api/:culture/collection") { request, _ in
-            try await self.serve(request, key: "key") { query in
-                try self.fixtures.rijksmuseumSearch(query: query["q"], page: Int(query["p"] ?? "") ?? 0,
-                                                    size: Int(query["ps"] ?? "") ?? 10)
+        router.get("/search/collection") { request, _ in
+            try await self.serve(request) { query in
+                try self.fixtures.rijksmuseum.search(query, rawQuery: request.uri.query)
             }
         }
-        router.get("/api/:culture/collection/:number") { request, context in
+        router.get("/id/:number") { request, context in
             let number = context.parameters.get("number") ?? ""
-            return try await self.serve(request, key: "key") { _ in try self.fixtures.rijksmuseumObject(number: number) }
+            return try await self.serve(request, linkedData: true) { _ in
+                try self.fixtures.rijksmuseum.record(number: number)
+            }
         }
     }
 
-    /// Logs the request, applies a fault if one matches, checks the key, then answers with `answer`.
-    private func serve(_ request: Request, key: String, answer: ([String: String]) throws -> (Int, Data))
-        async throws -> Response
+    /// Logs the request, applies a fault if one matches, checks the key (for an upstream that has one, named `key`)
+    /// and, for a JSON-LD-only upstream (`linkedData`), the `Accept` header, then answers with `answer`.
+    private func serve(_ request: Request, key: String? = nil, linkedData: Bool = false,
+                       answer: ([String: String]) throws -> (Int, Data)) async throws -> Response
     {
         var query: [String: String] = [:]
         for (name, value) in request.uri.queryParameters { query[String(name)] = String(value) }
-        var logged = query
-        if logged[key] != nil { logged[key] = "<redacted>" }
-        requests.withLock { $0.append(LoggedRequest(method: request.method.rawValue, path: request.uri.path,
-                                                    query: logged)) }
+        log(request, query: query, key: key)
 
         let fault = takeFault(for: request.uri.path)
-        if let delay = fault?.delayMs { try await Task.sleep(for: .milliseconds(delay)) }
-        if let status = fault?.status { return Self.failure(status: status) }
-        switch fault?.body {
-        case .malformed: return Self.response(200, Data(#"{"_embedded": {"events": [ {"id": "#.utf8))
-        case .html: return Self.response(200, Data("<html><body>Service temporarily unavailable</body></html>".utf8),
-                                         contentType: "text/html")
-        case .truncated, .trickle, .none: break
-        }
-        guard let apiKey = query[key], !apiKey.isEmpty else {
+        if let faulty = try await Self.apply(fault) { return faulty }
+        if let key, query[key]?.isEmpty ?? true {
             return Self.response(401, Data(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#.utf8))
         }
+        if linkedData, !Self.acceptsLinkedData(request) { return Self.redirect(to: "website") }
         let (status, body) = try answer(query)
-        if fault?.body == .truncated { return Self.truncated(status, body) }
-        if fault?.body == .trickle { return Self.trickled(status, body) }
-        return Self.response(status, body)
+        switch fault?.body {
+        case .truncated: return Self.truncated(status, body)
+        case .trickle: return Self.trickled(status, body)
+        case .malformed, .html, .none:
+            let contentType = linkedData && status == 200 ? Self.linkedDataType : Self.jsonType
+            return Self.response(status, body, contentType: contentType)
+        }
+    }
+
+    /// Appends the request to the log, the value of the upstream's key parameter redacted.
+    private func log(_ request: Request, query: [String: String], key: String?) {
+        var logged = query
+        if let key, logged[key] != nil { logged[key] = "<redacted>" }
+        let entry = LoggedRequest(method: request.method.rawValue, path: request.uri.path, query: logged,
+                                  accept: request.headers[.accept])
+        requests.withLock { $0.append(entry) }
+    }
+
+    /// The answer a fault replaces the real one with, after its delay; nil when the real answer goes out (perhaps
+    /// truncated or trickled).
+    private static func apply(_ fault: Fault?) async throws -> Response? {
+        if let delay = fault?.delayMs { try await Task.sleep(for: .milliseconds(delay)) }
+        if let status = fault?.status { return failure(status: status) }
+        switch fault?.body {
+        case .malformed: return response(200, Data(#"{"_embedded": {"events": [ {"id": "#.utf8))
+        case .html: return response(200, Data("<html><body>Service temporarily unavailable</body></html>".utf8),
+                                    contentType: "text/html")
+        case .truncated, .trickle, .none: return nil
+        }
+    }
+
+    /// Whether `Accept` names JSON-LD, the only way the museum's records service answers with data.
+    private static func acceptsLinkedData(_ request: Request) -> Bool {
+        request.headers[.accept]?.lowercased().contains("application/ld+json") ?? false
     }
 
     private func takeFault(for path: String) -> Fault? {
@@ -149,15 +193,21 @@ public final class ReplayUpstream: Sendable {
         let body = status == 429
             ? #"{"fault":{"faultstring":"Rate limit quota violation. Quota limit  exceeded.","detail":{"errorcode":"policies.ratelimit.QuotaViolation"}}}"#
             : #"{"error":"replayed upstream failure"}"#
-        var response = response(status, Data(body.utf8))
-        // A redirect points somewhere a proxy must never go: a client that follows it is caught by the log.
-        if (300..<400).contains(status) { response.headers[.location] = "/__replay/redirected?to=metadata" }
+        if (300..<400).contains(status) { return redirect(to: "metadata", status: status, body: Data(body.utf8)) }
+        return response(status, Data(body.utf8))
+    }
+
+    /// A redirect somewhere a proxy must never go: a client that follows it is caught by the log.
+    static func redirect(to target: String, status: Int = 303, body: Data = Data()) -> Response {
+        var response = response(status, body)
+        response.headers[.location] = "/__replay/redirected?to=\(target)"
         return response
     }
 
-    static func response(_ status: Int, _ body: Data, contentType: String = "application/json;charset=utf-8")
-        -> Response
-    {
+    static let jsonType = "application/json;charset=utf-8"
+    static let linkedDataType = "application/ld+json;charset=utf-8"
+
+    static func response(_ status: Int, _ body: Data, contentType: String = jsonType) -> Response {
         Response(status: .init(code: status), headers: [.contentType: contentType],
                  body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

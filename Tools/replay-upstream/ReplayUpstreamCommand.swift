@@ -3,12 +3,16 @@ import Foundation
 import Hummingbird
 import ReplayUpstream
 
-/// Serves the recorded Ticketmaster and Rijksmuseum responses on one port, for the keyless local stack.
+/// Serves the recorded Ticketmaster and Rijksmuseum responses on one port, for the keyless local stack: Ticketmaster's
+/// Discovery API, the museum's search service (`/search/collection`) and its Linked Art records (`/id/<n>`).
 @main
 struct ReplayUpstreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay-upstream",
-        abstract: "Ticketmaster and Rijksmuseum stand-in answering from ../shared/fixtures (see Tools/ReplayUpstream)."
+        abstract: """
+            Stand-in for Ticketmaster Discovery and the Rijksmuseum's search and Linked Art record services, answering \
+            from ../shared/fixtures (see Tools/ReplayUpstream).
+            """
     )
 
     @Option(help: "Address to bind.") var host = "127.0.0.1"

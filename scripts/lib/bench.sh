@@ -105,7 +105,7 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
     bench_start catalog env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" \
         LOG_LEVEL=warning AUTH_URL="$BENCH_AUTH_URL" \
         TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
-        RIJKSMUSEUM_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_API_KEY=replay \
+        RIJKSMUSEUM_SEARCH_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_RECORDS_URL="http://127.0.0.1:$replay_port/id" \
         CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
         "$bin/catalog-proxy"
     bench_wait_ready "$BENCH_CATALOG_URL/health/ready" "$BENCH_WORK/catalog.log"

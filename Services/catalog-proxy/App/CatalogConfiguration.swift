@@ -5,41 +5,59 @@ import ServiceKit
 
 /// catalog-proxy's own settings, next to the kit's ``ServiceConfiguration``. Every key is in the README's table.
 ///
-/// - `TICKETMASTER_URL` (default `https://app.ticketmaster.com`), `TICKETMASTER_API_KEY` (secret)
-/// - `RIJKSMUSEUM_URL` (default `https://www.rijksmuseum.nl`), `RIJKSMUSEUM_API_KEY` (secret)
-/// - `TICKETMASTER_RATE_PER_SECOND` (default 5), `TICKETMASTER_DAILY_QUOTA` (default 5000),
-///   `RIJKSMUSEUM_RATE_PER_SECOND` (default 10)
+/// - `TICKETMASTER_URL` (default `https://app.ticketmaster.com`), `TICKETMASTER_API_KEY` (secret),
+///   `TICKETMASTER_RATE_PER_SECOND` (default 5), `TICKETMASTER_DAILY_QUOTA` (default 5000)
+/// - `RIJKSMUSEUM_SEARCH_URL` (default `https://data.rijksmuseum.nl`), `RIJKSMUSEUM_RECORDS_URL` (default
+///   `https://id.rijksmuseum.nl`), `RIJKSMUSEUM_RATE_PER_SECOND` (default 20, per host; no key)
 /// - `UPSTREAM_TIMEOUT_MS` (default 3000), `UPSTREAM_ATTEMPTS` (default 2), `UPSTREAM_BREAKER_COOLDOWN_SECONDS`
 ///   (default 30)
 /// - `CATALOG_CACHE_MB` (default 64), `CATALOG_SEARCH_TTL_SECONDS` (default 60), `CATALOG_DETAIL_TTL_SECONDS`
-///   (default 600), `CATALOG_STALE_IF_ERROR_SECONDS` (default 86400)
-/// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×)
+///   (default 600), `CATALOG_STALE_IF_ERROR_SECONDS` (default 86400), `CATALOG_NOT_FOUND_TTL_SECONDS` (default 600),
+///   `CATALOG_RECORD_TTL_SECONDS` (default 604800), `CATALOG_PAGE_DEADLINE_MS` (default 4000)
+/// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_MISSES_PER_MINUTE` (default 30)
 struct CatalogConfiguration: Sendable {
-    /// Per source, by experience.
-    var upstreams: [ExperienceID: UpstreamSettings]
+    /// Per upstream.
+    var upstreams: [UpstreamName: UpstreamSettings]
     var cacheBytes: Int
     var searchPolicy: CachePolicy
     var detailPolicy: CachePolicy
+    var notFoundTTL: TimeInterval
+    var recordTTL: TimeInterval
+    var pageDeadline: Duration
     var userRate: Double
+    var userMissesPerMinute: Double
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
         let timeout = Duration.milliseconds(settings.int("upstream.timeoutMs", default: 3000, in: 100...60_000))
         let attempts = settings.int("upstream.attempts", default: 2, in: 1...5)
         let breakerCooldown = TimeInterval(settings.int("upstream.breakerCooldownSeconds", default: 30, in: 1...3600))
-        func upstream(_ name: String, url: String, rate: Int, quota: Int?) -> UpstreamSettings {
-            let rate = Double(settings.int("\(name).ratePerSecond", default: rate, in: 1...1000))
-            return UpstreamSettings(
-                baseURL: settings.baseURL("\(name).url", default: url),
-                apiKey: settings.optionalString("\(name).apiKey", isSecret: true),
-                requestsPerSecond: rate, burst: rate, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
-                breakerThreshold: 5, breakerCooldown: breakerCooldown, maximumBodyBytes: 4 << 20
+        func upstream(url: String, default defaultURL: String, key: (setting: String, parameter: String)?, rate: Double,
+                      burst: Double, quota: Int?, queueWait: TimeInterval) -> UpstreamSettings {
+            UpstreamSettings(
+                baseURL: settings.baseURL(url, default: defaultURL),
+                apiKey: key.flatMap { settings.optionalString($0.setting, isSecret: true) },
+                keyParameter: key?.parameter ?? "key",
+                requestsPerSecond: rate, burst: burst, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
+                breakerThreshold: 5, breakerCooldown: breakerCooldown, maximumBodyBytes: 4 << 20, queueWait: queueWait
             )
         }
+        let ticketmasterRate = Double(settings.int("ticketmaster.ratePerSecond", default: 5, in: 1...1000))
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
+        // A cold page of artworks is a burst of record GETs: a bucket of three seconds' worth, and calls wait a
+        // little for it rather than leave items out.
+        let rijksmuseumRate = Double(settings.int("rijksmuseum.ratePerSecond", default: 20, in: 1...1000))
         upstreams = [
-            .ticketmaster: upstream("ticketmaster", url: "https://app.ticketmaster.com", rate: 5, quota: ticketmasterQuota),
-            .rijksmuseum: upstream("rijksmuseum", url: "https://www.rijksmuseum.nl", rate: 10, quota: nil),
+            .ticketmaster: upstream(
+                url: "ticketmaster.url", default: "https://app.ticketmaster.com",
+                key: ("ticketmaster.apiKey", "apikey"), rate: ticketmasterRate, burst: ticketmasterRate,
+                quota: ticketmasterQuota, queueWait: 0),
+            .rijksmuseumSearch: upstream(
+                url: "rijksmuseum.searchUrl", default: "https://data.rijksmuseum.nl", key: nil,
+                rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2),
+            .rijksmuseumRecords: upstream(
+                url: "rijksmuseum.recordsUrl", default: "https://id.rijksmuseum.nl", key: nil,
+                rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2),
         ]
         cacheBytes = settings.int("catalog.cacheMb", default: 64, in: 1...16_384) << 20
         let staleIfError = TimeInterval(settings.int("catalog.staleIfErrorSeconds", default: 86_400,
@@ -49,7 +67,11 @@ struct CatalogConfiguration: Sendable {
         // Revalidate in the background for as long again as the TTL: popular searches never wait on the upstream.
         searchPolicy = CachePolicy(ttl: searchTTL, staleWhileRevalidate: searchTTL, staleIfError: staleIfError)
         detailPolicy = CachePolicy(ttl: detailTTL, staleWhileRevalidate: detailTTL, staleIfError: staleIfError)
+        notFoundTTL = TimeInterval(settings.int("catalog.notFoundTtlSeconds", default: 600, in: 0...86_400))
+        recordTTL = TimeInterval(settings.int("catalog.recordTtlSeconds", default: 7 * 86_400, in: 60...(90 * 86_400)))
+        pageDeadline = .milliseconds(settings.int("catalog.pageDeadlineMs", default: 4000, in: 100...60_000))
         userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
+        userMissesPerMinute = Double(settings.int("catalog.userMissesPerMinute", default: 30, in: 1...1_000_000))
         try settings.validate()
     }
 }

@@ -21,27 +21,38 @@ public func buildApplication(
     ) { router, dependencies in
         ExperiencesController().register(on: router)
         guard let authentication = dependencies.authentication else { return }
-        var backends: [ExperienceID: Catalog.Backend] = [:]
-        for source in CatalogSources.all {
-            // Every registered source has settings: CatalogConfiguration reads them per experience.
-            guard let settings = catalogConfiguration.upstreams[source.experience] else { continue }
-            let client = UpstreamClient(
-                name: source.experience.rawValue, settings: settings, keyParameter: source.keyParameter,
-                gate: UpstreamGate(upstream: source.experience.rawValue, settings: settings,
-                                   ledger: DailyQuotaLedger(pool: dependencies.pool)),
-                httpClient: dependencies.httpClient, logger: dependencies.logger
-            )
-            backends[source.experience] = Catalog.Backend(source: source, client: client)
+        let pool = dependencies.pool
+        var clients: [UpstreamName: UpstreamClient] = [:]
+        for (name, settings) in catalogConfiguration.upstreams {
+            let gate = UpstreamGate(upstream: name.rawValue, settings: settings, ledger: DailyQuotaLedger(pool: pool))
+            clients[name] = UpstreamClient(name: name, settings: settings, gate: gate,
+                                           httpClient: dependencies.httpClient)
         }
+        let claims = FetchClaims(pool: pool)
+        let runner = StepRunner(clients: clients, shared: SharedAnswers(pool: pool), claims: claims)
+        let staleIfError = catalogConfiguration.detailPolicy.staleIfError
+        let sources: [any CatalogSource] = [
+            TicketmasterSource(), RijksmuseumSource(recordLife: catalogConfiguration.recordTTL),
+        ]
         let catalog = Catalog(
-            backends: backends, cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes),
-            seen: SeenItems(pool: dependencies.pool, window: catalogConfiguration.detailPolicy.staleIfError),
-            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
+            sources: Dictionary(uniqueKeysWithValues: sources.map { ($0.experience, $0) }),
+            runner: runner,
+            resolver: ItemResolver(
+                runner: runner,
+                resolved: ResolvedItems(pool: pool, freshFor: catalogConfiguration.recordTTL, staleIfError: staleIfError),
+                claims: claims, concurrencyPerRequest: 8, pageDeadline: catalogConfiguration.pageDeadline),
+            cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
+                                 absentFor: catalogConfiguration.notFoundTTL),
+            seen: SeenItems(pool: pool, window: staleIfError),
+            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy,
+            misses: UserRateLimiter(
+                rate: catalogConfiguration.userMissesPerMinute / 60, burst: catalogConfiguration.userMissesPerMinute,
+                refusal: "You asked for too many items the catalog had to fetch; slow down.")
         )
         let routes = router.group("v1/catalog").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)
-        CatalogController(catalog: catalog, users: UserRateLimiter(rate: catalogConfiguration.userRate,
-                                                                  burst: catalogConfiguration.userRate * 4))
-            .register(on: routes)
+        let users = UserRateLimiter(rate: catalogConfiguration.userRate, burst: catalogConfiguration.userRate * 4,
+                                    refusal: "Too many catalog requests; slow down.")
+        CatalogController(catalog: catalog, users: users).register(on: routes)
     }
 }

@@ -16,7 +16,7 @@ extension FaultInjection {
             let stack = try StackUnderTest.required()
             try #require(!stack.favoritesReplicas.isEmpty)
             let (app, user) = try await FaultInjection.signedInClient(stack, experience: .rijksmuseum, label: "stall")
-            let items = try await app.get("/v1/catalog/rijksmuseum/items?q=monet").decode(CatalogPage.self).items
+            let items = try await app.get("/v1/catalog/rijksmuseum/items?q=rembrandt").decode(CatalogPage.self).items
             try #require(items.count >= 3)
 
             let pool = DatabasePool(

@@ -16,7 +16,7 @@ extension FaultInjection {
         @Test func killedAndRestartedReplicasFailNoIdempotentRequest() async throws {
             let stack = try StackUnderTest.required()
             let (probe, _) = try await FaultInjection.signedInClient(stack, experience: .rijksmuseum, label: "replica")
-            let items = try await probe.get("/v1/catalog/rijksmuseum/items?q=monet").decode(CatalogPage.self).items
+            let items = try await probe.get("/v1/catalog/rijksmuseum/items?q=rembrandt").decode(CatalogPage.self).items
             try #require(items.count >= 4)
             var clients: [(StackClient, FavoriteToggler)] = []
             for worker in 0..<Self.workers {

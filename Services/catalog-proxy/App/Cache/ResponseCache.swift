@@ -15,15 +15,21 @@ struct CachePolicy: Sendable, Equatable {
 struct CachedBody: Sendable, Equatable {
     var body: Data
     var etag: String
+    /// False for a page some of whose items could not be fetched: served to the requests that waited for it, never
+    /// kept, so the next request tries the missing items again.
+    var isComplete: Bool
 
-    init(body: Data) {
+    init(body: Data, isComplete: Bool = true) {
         self.body = body
+        self.isComplete = isComplete
         etag = "\"" + SHA256.hash(data: body).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
     }
 }
 
 /// In-process cache of normalized responses: bounded by bytes with least-recently-used eviction, a TTL per route,
-/// one upstream request for any number of concurrent identical misses, stale-while-revalidate and stale-if-error.
+/// one upstream request for any number of concurrent identical misses, stale-while-revalidate and stale-if-error,
+/// and "no such item" answers remembered for `absentFor` (an id that does not exist costs one upstream call, not one
+/// per request).
 ///
 /// The clock is injected so that expiry is tested without waiting.
 actor ResponseCache {
@@ -57,26 +63,37 @@ actor ResponseCache {
     }
 
     let capacityBytes: Int
+    let absentFor: TimeInterval
     let now: @Sendable () -> Date
     private var entries: [String: Entry] = [:]
+    /// Keys the upstream said do not exist, with that answer and until when it stands.
+    private var absent: [String: (error: any Error, until: Date)] = [:]
+    /// Bound on remembered absences: past it, the expired ones go, and if that is not enough, all of them.
+    static let maximumAbsent = 10_000
     private var oldest: String?
     private var newest: String?
     private(set) var usedBytes = 0
     private var inFlight: [String: Task<CachedBody, any Error>] = [:]
 
-    init(capacityBytes: Int, now: @escaping @Sendable () -> Date = Date.init) {
+    init(capacityBytes: Int, absentFor: TimeInterval = 0, now: @escaping @Sendable () -> Date = Date.init) {
         self.capacityBytes = capacityBytes
+        self.absentFor = absentFor
         self.now = now
     }
 
     /// The cached value for `key`, or the result of `load` (run once for all concurrent callers of the same key).
-    /// An error for which `isDefinitive` is true (the item no longer exists) drops the cached copy instead of
-    /// falling back to it.
+    /// An error for which `isDefinitive` is true (the item does not exist) drops the cached copy instead of falling
+    /// back to it, and is the answer for `key` for ``absentFor``. `admit` runs before a request starts a load (not
+    /// when it joins one in flight, nor for a background revalidation): it throws to refuse the caller a miss.
     func value(
         for key: String, policy: CachePolicy, isDefinitive: @Sendable (any Error) -> Bool = { _ in false },
-        load: @escaping @Sendable () async throws -> CachedBody
+        admit: () throws -> Void = {}, load: @escaping @Sendable () async throws -> CachedBody
     ) async throws -> Lookup {
         let now = now()
+        if let known = absent[key] {
+            if now < known.until { throw known.error }
+            absent[key] = nil
+        }
         if let entry = entries[key] {
             let age = now.timeIntervalSince(entry.storedAt)
             if age < entry.policy.ttl {
@@ -89,12 +106,20 @@ actor ResponseCache {
                 return lookup(entry, .revalidating, now: now)
             }
         }
+        let task: Task<CachedBody, any Error>
+        if let running = inFlight[key] {
+            task = running
+        } else {
+            try admit()
+            task = start(key, policy: policy, load: load)
+        }
         do {
-            let value = try await (inFlight[key] ?? start(key, policy: policy, load: load)).value
-            return lookup(entries[key] ?? Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
+            let value = try await task.value
+            return lookup(Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
         } catch {
             if isDefinitive(error) {
                 remove(key)
+                rememberAbsent(key, error, now: now)
                 throw error
             }
             // Stale-if-error: the last good copy, if it is not too old, beats an error.
@@ -114,7 +139,7 @@ actor ResponseCache {
         let task = Task {
             defer { self.finish(key) }
             let value = try await load()
-            self.store(key, value: value, policy: policy)
+            if value.isComplete { self.store(key, value: value, policy: policy) }
             return value
         }
         inFlight[key] = task
@@ -123,6 +148,15 @@ actor ResponseCache {
 
     private func finish(_ key: String) {
         inFlight[key] = nil
+    }
+
+    private func rememberAbsent(_ key: String, _ error: any Error, now: Date) {
+        guard absentFor > 0 else { return }
+        if absent.count >= Self.maximumAbsent {
+            absent = absent.filter { now < $0.value.until }
+            if absent.count >= Self.maximumAbsent { absent.removeAll() }
+        }
+        absent[key] = (error, now.addingTimeInterval(absentFor))
     }
 
     private func lookup(_ entry: Entry, _ freshness: Freshness, now: Date) -> Lookup {

@@ -27,5 +27,34 @@ enum CatalogMigrations {
             );
             CREATE INDEX seen_items_seen_at ON seen_items (seen_at);
             """),
+        Migration(3, "fan_out_stores", sql: """
+            -- Upstream answers many requests share (a search's page of ids, a maker's record), for every replica
+            -- (see SharedAnswers).
+            CREATE TABLE upstream_answers (
+                key        text PRIMARY KEY,        -- the upstream, Accept, and the URL without any key
+                status     integer NOT NULL,
+                body       bytea NOT NULL,
+                fetched_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL
+            );
+            CREATE INDEX upstream_answers_expires_at ON upstream_answers (expires_at);
+            -- Items resolved from an upstream's records, by the record they came from (see ResolvedItems).
+            CREATE TABLE resolved_items (
+                experience  text NOT NULL,
+                reference   text NOT NULL,         -- the upstream's record (a Rijksmuseum record number)
+                item_id     text NOT NULL,         -- the item's id (an object number)
+                item        jsonb NOT NULL,        -- a CatalogItem, detailed
+                resolved_at timestamptz NOT NULL,
+                PRIMARY KEY (experience, reference)
+            );
+            CREATE INDEX resolved_items_item ON resolved_items (experience, item_id);
+            CREATE INDEX resolved_items_resolved_at ON resolved_items (resolved_at);
+            -- Which replica is fetching what, so that replicas make one call between them (see FetchClaims).
+            -- Unlogged: after a crash the claims are gone, which only means a record may be fetched twice.
+            CREATE UNLOGGED TABLE fetch_claims (
+                key           text PRIMARY KEY,
+                claimed_until timestamptz NOT NULL
+            );
+            """),
     ]
 }

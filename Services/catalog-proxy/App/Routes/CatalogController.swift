@@ -19,45 +19,43 @@ struct CatalogController: Sendable {
     }
 
     @Sendable func search(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let backend = try catalog.backend(for: context.parameters.get("experience") ?? "")
-        let source = backend.source
+        let source = try catalog.source(for: context.parameters.get("experience") ?? "")
         let parameters = request.uri.queryParameters
         var errors: [FieldError] = []
         let text = Upstream.clean(parameters["q"].map(String.init)) ?? ""
         if text.isEmpty || text.count > Self.maximumQueryLength {
             errors.append(FieldError(field: "q", message: "must be 1 to \(Self.maximumQueryLength) characters"))
         }
-        var pageSize = 20
+        var cursor = PageCursor(pageSize: 20)
         if let limit = parameters["limit"] {
-            if let value = Int(limit), value >= 1 { pageSize = min(value, source.maximumPageSize) }  // clamped
+            if let value = Int(limit), value >= 1 { cursor.pageSize = min(value, source.maximumPageSize) }  // clamped
             else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
         }
-        var page = 0
-        if let cursor = parameters["cursor"] {
-            if let decoded = PageCursor(String(cursor)), decoded.pageSize <= source.maximumPageSize {
-                page = decoded.page
-                pageSize = decoded.pageSize
+        if let text = parameters["cursor"] {
+            if let decoded = PageCursor(String(text)), decoded.pageSize <= source.maximumPageSize {
+                cursor = decoded
             } else {
                 errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned"))
             }
         }
-        if errors.isEmpty, !source.isReachable(page: page, pageSize: pageSize) {
+        if errors.isEmpty, !source.isReachable(cursor) {
             errors.append(FieldError(field: "cursor", message: "goes deeper than the catalog lets anyone page"))
         }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.search(backend, text: text, page: page, pageSize: pageSize,
+        let lookup = try await catalog.search(source, text: text, at: cursor, user: context.user.userID,
                                               requestID: context.requestID, logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 
     @Sendable func detail(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let backend = try catalog.backend(for: context.parameters.get("experience") ?? "")
-        guard let id = backend.source.canonicalID(context.parameters.get("id") ?? "") else {
+        let source = try catalog.source(for: context.parameters.get("experience") ?? "")
+        guard let id = source.canonicalID(context.parameters.get("id") ?? "") else {
             throw ServiceProblem.validation([FieldError(field: "id", message: "is not an id of this catalog")])
         }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.detail(backend, id: id, requestID: context.requestID, logger: context.logger)
+        let lookup = try await catalog.detail(source, id: id, user: context.user.userID, requestID: context.requestID,
+                                              logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 
@@ -81,16 +79,19 @@ extension HTTPField.Name {
     static let xCache = HTTPField.Name("X-Cache")!
 }
 
-/// Per-user request budget on the catalog routes (each replica keeps its own): one user cannot spend the shared
-/// upstream quota for everyone.
+/// A per-user budget (each replica keeps its own), refused with 429 and `Retry-After`: of catalog requests, and of
+/// requests that go upstream, so that one user cannot spend the shared upstream quota for everyone.
 final class UserRateLimiter: Sendable {
     private let buckets = Locked<[UUID: TokenBucket]>([:])
     let rate: Double
     let burst: Double
+    /// The problem's `detail`.
+    let refusal: String
 
-    init(rate: Double, burst: Double) {
+    init(rate: Double, burst: Double, refusal: String) {
         self.rate = rate
         self.burst = burst
+        self.refusal = refusal
     }
 
     func admit(_ user: UUID, now: Date = Date()) throws {
@@ -102,7 +103,7 @@ final class UserRateLimiter: Sendable {
             return wait
         }
         if let wait {
-            throw ServiceProblem(.tooManyRequests, .rateLimited, "Too many catalog requests; slow down.",
+            throw ServiceProblem(.tooManyRequests, .rateLimited, refusal,
                                  headers: [.retryAfter: String(max(1, Int(wait.rounded(.up))))])
         }
     }

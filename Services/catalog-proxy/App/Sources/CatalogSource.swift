@@ -1,50 +1,56 @@
 import Contracts
 import Foundation
 
-/// A request to an upstream, relative to the source's configured base URL. Only a source builds one, from validated
-/// input: no caller ever chooses a host, a scheme or a path (SSRF).
-struct UpstreamRequest: Sendable, Hashable {
-    /// Path below the base URL, already percent-encoded where needed.
-    var path: String
-    var query: [QueryItem]
-
-    struct QueryItem: Sendable, Hashable {
-        var name: String
-        var value: String
-    }
-}
-
-/// One page of a source's search results.
+/// One page of a source's search results: items ready to serve, or references the proxy resolves into items
+/// (each through ``CatalogSource/resolve(reference:)``, kept for all replicas once resolved).
 struct SearchResults: Sendable, Equatable {
-    var items: [CatalogItem]
-    /// Whether the source has (and lets us reach) a next page.
-    var hasMore: Bool
+    var entries: [SearchEntry]
+    /// Where the next page starts; nil on the last page the source lets us reach.
+    var next: PageCursor?
 }
 
-/// A catalog behind the proxy. Adding a source means writing one of these and registering it in ``CatalogSources``.
+enum SearchEntry: Sendable, Equatable {
+    case item(CatalogItem)
+    /// The source's own key of a record that still has to be fetched and read (a Rijksmuseum record number).
+    case reference(String)
+}
+
+/// What a detail lookup found.
+enum DetailResult: Sendable, Equatable {
+    case item(CatalogItem)
+    /// The item is this record: resolve it as a search result's reference (and find it among those kept).
+    case reference(String)
+    case notFound
+}
+
+/// A catalog behind the proxy. Adding a source means writing one of these and adding it to the list in `CatalogProxy+build.swift`.
 ///
-/// A source is pure: it builds requests and decodes bodies, and never does I/O. The proxy's upstream client adds
-/// the API key, runs the request with timeouts, limits, retries and a breaker, and caches the outcome.
+/// A source is pure: it says which upstream calls an answer needs and reads their bodies (``SourceStep``), and never
+/// does I/O. The proxy runs the calls with the upstream's key, timeouts, limits, retries and breaker, and caches the
+/// outcome.
 protocol CatalogSource: Sendable {
     var experience: ExperienceID { get }
-    /// The query parameter that carries the API key (`apikey`, `key`).
-    var keyParameter: String { get }
+    /// The upstreams this source calls, each configured on its own.
+    var upstreams: [UpstreamName] { get }
     /// The largest page the source serves well; `limit` is clamped to it.
     var maximumPageSize: Int { get }
-    /// How deep the source lets a client page: page index (zero-based) × size must stay within it.
-    var maximumDepth: Int { get }
 
     /// The source's spelling of `id`, or nil when it does not have the shape of one of this source's ids: anything
     /// else never reaches an upstream path.
     func canonicalID(_ id: String) -> String?
-    func searchRequest(text: String, page: Int, pageSize: Int) -> UpstreamRequest
-    func detailRequest(id: String) -> UpstreamRequest
-    /// Throws ``SourceError/malformedBody`` when the body is not what the source sends.
-    func decodeSearch(_ body: Data, page: Int, pageSize: Int) throws -> SearchResults
-    /// Nil when the source says the item does not exist.
-    func decodeDetail(_ body: Data) throws -> CatalogItem?
-    /// Whether an upstream status means "no such item" for a detail request.
-    func isNotFound(status: Int, body: Data) -> Bool
+    /// Whether a page starting at `cursor` is one the source lets a client reach (and one this source could have
+    /// handed out).
+    func isReachable(_ cursor: PageCursor) -> Bool
+    func search(text: String, at cursor: PageCursor) -> SourceStep<SearchResults>
+    func detail(id: String) -> SourceStep<DetailResult>
+    /// Whether search results are references resolved into items (and kept): a detail then looks among those kept
+    /// first.
+    var resolvesReferences: Bool { get }
+    /// The item a search result's reference stands for; nil when the upstream no longer has it.
+    func resolve(reference: String) -> SourceStep<CatalogItem?>
+    /// A resolved (detailed) item as a list cell shows it: sources whose references resolve to full details trim
+    /// them here.
+    func listing(of item: CatalogItem) -> CatalogItem
 }
 
 enum SourceError: Error, Equatable {
@@ -52,11 +58,10 @@ enum SourceError: Error, Equatable {
 }
 
 extension CatalogSource {
-    /// Whether page `page` (zero-based) of `pageSize` items is within the source's paging limit. Divides rather than
-    /// multiplies: a cursor may carry any page number, and an overflow would stop the process.
-    func isReachable(page: Int, pageSize: Int) -> Bool {
-        pageSize > 0 && page >= 0 && page < maximumDepth / pageSize
-    }
+    /// Sources whose search results are items never see a reference.
+    var resolvesReferences: Bool { false }
+    func resolve(reference: String) -> SourceStep<CatalogItem?> { .done(nil) }
+    func listing(of item: CatalogItem) -> CatalogItem { item }
 }
 
 /// Helpers shared by the adapters for the sources' loose data.

@@ -5,7 +5,7 @@ import Foundation
 /// shows.
 struct TicketmasterSource: CatalogSource {
     let experience = ExperienceID.ticketmaster
-    let keyParameter = "apikey"
+    let upstreams = [UpstreamName.ticketmaster]
     let maximumPageSize = 50
     /// Discovery refuses `page * size >= 1000`.
     let maximumDepth = 1000
@@ -16,30 +16,44 @@ struct TicketmasterSource: CatalogSource {
         id.wholeMatch(of: #/[A-Za-z0-9_-]{1,64}/#) != nil ? id : nil
     }
 
-    func searchRequest(text: String, page: Int, pageSize: Int) -> UpstreamRequest {
-        UpstreamRequest(path: "/discovery/v2/events.json", query: [
-            .init(name: "city", value: text), .init(name: "size", value: String(pageSize)),
-            .init(name: "page", value: String(page)), .init(name: "sort", value: "date,asc"),
+    /// Pages by number only. Divides rather than multiplies: a cursor may carry any page number, and an overflow
+    /// would stop the process.
+    func isReachable(_ cursor: PageCursor) -> Bool {
+        cursor.phase == 0 && cursor.token == nil && cursor.offset == 0 && cursor.pageSize <= maximumPageSize
+            && cursor.page < maximumDepth / cursor.pageSize
+    }
+
+    func search(text: String, at cursor: PageCursor) -> SourceStep<SearchResults> {
+        let request = UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events.json", query: [
+            .init(name: "city", value: text), .init(name: "size", value: String(cursor.pageSize)),
+            .init(name: "page", value: String(cursor.page)), .init(name: "sort", value: "date,asc"),
         ])
+        return .fetch(request) { answer in
+            // A 404 is an answer for a detail only: a search that gets one must not read as an empty page.
+            guard !answer.isNotFound else { throw UpstreamFailure.failed("status 404") }
+            return .done(try decodeSearch(answer.body, at: cursor))
+        }
     }
 
-    func detailRequest(id: String) -> UpstreamRequest {
-        UpstreamRequest(path: "/discovery/v2/events/\(id).json", query: [])
+    func detail(id: String) -> SourceStep<DetailResult> {
+        .fetch(UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events/\(id).json")) { answer in
+            .done(answer.isNotFound ? .notFound : .item(try decodeDetail(answer.body)))
+        }
     }
 
-    func decodeSearch(_ body: Data, page: Int, pageSize: Int) throws -> SearchResults {
+    func decodeSearch(_ body: Data, at cursor: PageCursor) throws -> SearchResults {
         let envelope = try Upstream.decode(SearchEnvelope.self, from: body, source: "Ticketmaster")
         let items = (envelope._embedded?.events.elements ?? []).map { item(from: $0, detailed: false) }
         let total = envelope.page?.totalElements ?? items.count
-        let hasMore = isReachable(page: page + 1, pageSize: pageSize) && (page + 1) * pageSize < total
-        return SearchResults(items: items, hasMore: hasMore)
+        var next = cursor
+        next.page += 1
+        let hasMore = isReachable(next) && next.page * cursor.pageSize < total
+        return SearchResults(entries: items.map(SearchEntry.item), next: hasMore ? next : nil)
     }
 
-    func decodeDetail(_ body: Data) throws -> CatalogItem? {
+    func decodeDetail(_ body: Data) throws -> CatalogItem {
         item(from: try Upstream.decode(Event.self, from: body, source: "Ticketmaster"), detailed: true)
     }
-
-    func isNotFound(status: Int, body: Data) -> Bool { status == 404 }
 
     func item(from event: Event, detailed: Bool) -> CatalogItem {
         let venue = event._embedded?.venues?.first

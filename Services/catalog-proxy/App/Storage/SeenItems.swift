@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import Locking
 import Logging
 import Postgres
 import ServiceKit
@@ -16,9 +15,7 @@ import ServiceKit
 struct SeenItems: Sendable {
     let pool: DatabasePool
     let window: TimeInterval
-    private let lastPrune = Locked(Date.distantPast)
-    /// How often one replica deletes copies past the window.
-    static let pruneInterval: TimeInterval = 600
+    private let prune = PruneSchedule()
 
     init(pool: DatabasePool, window: TimeInterval) {
         self.pool = pool
@@ -84,15 +81,9 @@ struct SeenItems: Sendable {
         return (CachedBody(body: try ServiceJSON.encoder.encode(item)), Int(age))
     }
 
-    /// Deletes the copies past the window, at most once per ``pruneInterval`` on this replica.
+    /// Deletes the copies past the window, now and then (``PruneSchedule``).
     private func pruneIfDue() async throws {
-        let now = Date()
-        let due = lastPrune.withLock { last in
-            guard now.timeIntervalSince(last) >= Self.pruneInterval else { return false }
-            last = now
-            return true
-        }
-        guard due else { return }
+        guard prune.isDue() else { return }
         try await pool.query("DELETE FROM seen_items WHERE seen_at < now() - make_interval(secs => \(window))")
     }
 }

@@ -10,8 +10,10 @@ import ServiceKit
 struct UpstreamSettings: Sendable {
     /// Scheme and host (and port) only, from configuration; every path comes from the source.
     var baseURL: String
-    /// Secret: sent as the source's key parameter, never logged.
+    /// Secret: sent as the query parameter `keyParameter`, never logged.
     var apiKey: String?
+    /// The query parameter that carries the key (`apikey`, `api-key`, `key`).
+    var keyParameter = "key"
     var requestsPerSecond: Double
     var burst: Double
     /// Calls allowed per UTC day (the upstream's quota), if it has one.
@@ -23,6 +25,11 @@ struct UpstreamSettings: Sendable {
     var breakerThreshold: Int
     var breakerCooldown: TimeInterval
     var maximumBodyBytes: Int
+    /// How long a call may wait for our own rate limit to let it go, rather than be refused at once: for sources whose
+    /// answers take many calls in a burst (a page of records), where a short wait beats a partial page.
+    var queueWait: TimeInterval = 0
+    /// Calls in flight to this upstream at once, per replica (fan-outs from many requests share it).
+    var maximumConcurrentCalls = 64
 }
 
 /// Why an upstream call produced no usable response. Each maps to its own problem type.
@@ -155,18 +162,25 @@ final class UpstreamGate: Sendable {
     static func nextDay(after date: Date) -> Date { Date(timeIntervalSince1970: Double(day(of: date) + 1) * 86_400) }
 }
 
-/// GETs from one upstream through its gate, with a bounded time and body, and retries with jitter.
+/// GETs from one upstream through its gate, with a bounded time, body and concurrency, and retries with jitter.
 struct UpstreamClient: Sendable {
-    let name: String
+    let name: UpstreamName
     let settings: UpstreamSettings
-    let keyParameter: String
     let gate: UpstreamGate
     let httpClient: HTTPClient
-    let logger: Logger
+    let concurrency: AsyncSemaphore
+
+    init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, httpClient: HTTPClient) {
+        self.name = name
+        self.settings = settings
+        self.gate = gate
+        self.httpClient = httpClient
+        concurrency = AsyncSemaphore(permits: settings.maximumConcurrentCalls)
+    }
 
     /// The status and body of `request`. 2xx and 404 are answers; everything else is an ``UpstreamFailure``.
     func get(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws(UpstreamFailure)
-        -> (status: Int, body: Data)
+        -> UpstreamAnswer
     {
         var lastFailure = UpstreamFailure.failed("no attempt made")
         for attempt in 1...max(1, settings.attempts) {
@@ -174,10 +188,12 @@ struct UpstreamClient: Sendable {
                 // Full jitter: replicas retrying together do not hammer a recovering upstream in step.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
             }
-            try await gate.admit(now: Date())
+            try await admit()
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in
-                    try await once(request, requestID: requestID)
+                    try await concurrency.withPermit { () async throws(UpstreamFailure) in
+                        try await once(request, requestID: requestID)
+                    }
                 }
                 gate.recordSuccess()
                 return result
@@ -199,13 +215,26 @@ struct UpstreamClient: Sendable {
         throw lastFailure
     }
 
+    /// Passes the gate, waiting for our own rate limit when the wait is within ``UpstreamSettings/queueWait``.
+    private func admit() async throws(UpstreamFailure) {
+        var waited: TimeInterval = 0
+        while true {
+            do throws(UpstreamFailure) {
+                return try await gate.admit(now: Date())
+            } catch .rateLimited(let wait) where waited + wait <= settings.queueWait {
+                waited += wait
+                try? await Task.sleep(for: .seconds(wait))
+            }
+        }
+    }
+
     /// Runs one attempt, failing with ``UpstreamFailure/timeout`` when it has not finished within the attempt timeout
     /// (AsyncHTTPClient's own deadline stops at the response head; a body that trickles would outlast it).
-    private func withinDeadline(_ attempt: @escaping @Sendable () async throws(UpstreamFailure) -> (status: Int, body: Data))
-        async throws(UpstreamFailure) -> (status: Int, body: Data)
+    private func withinDeadline(_ attempt: @escaping @Sendable () async throws(UpstreamFailure) -> UpstreamAnswer)
+        async throws(UpstreamFailure) -> UpstreamAnswer
     {
         let timeout = settings.attemptTimeout
-        let outcome = await withTaskGroup(of: Result<(status: Int, body: Data), UpstreamFailure>?.self) { group in
+        let outcome = await withTaskGroup(of: Result<UpstreamAnswer, UpstreamFailure>?.self) { group in
             group.addTask {
                 do throws(UpstreamFailure) { return .success(try await attempt()) } catch { return .failure(error) }
             }
@@ -222,10 +251,10 @@ struct UpstreamClient: Sendable {
     }
 
     private func once(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure)
-        -> (status: Int, body: Data)
+        -> UpstreamAnswer
     {
         var outgoing = HTTPClientRequest(url: url(for: request))
-        outgoing.headers.add(name: "Accept", value: "application/json")
+        outgoing.headers.add(name: "Accept", value: request.accept)
         outgoing.headers.add(name: "User-Agent", value: "favoriteme-catalog-proxy")
         outgoing.headers.add(name: "X-Request-ID", value: requestID)
         do {
@@ -246,7 +275,7 @@ struct UpstreamClient: Sendable {
             guard (200..<300).contains(status) || status == 404 else {
                 throw UpstreamFailure.failed("status \(status)")
             }
-            return (status, Data(body.readableBytesView))
+            return UpstreamAnswer(status: status, body: Data(body.readableBytesView))
         } catch let failure as UpstreamFailure {
             throw failure
         } catch let error as HTTPClientError where [.deadlineExceeded, .readTimeout, .connectTimeout].contains(error) {
@@ -282,10 +311,11 @@ struct UpstreamClient: Sendable {
         return now.addingTimeInterval(1)
     }
 
-    /// Base URL from configuration, path from the source, query values percent-encoded, then the key.
-    func url(for request: UpstreamRequest) -> String {
+    /// Base URL from configuration, path from the source, query values percent-encoded, then the key (left out for
+    /// the keys of shared answers and in-flight calls, which must not carry a secret).
+    func url(for request: UpstreamRequest, withKey: Bool = true) -> String {
         var items = request.query
-        if let key = settings.apiKey { items.append(.init(name: keyParameter, value: key)) }
+        if withKey, let key = settings.apiKey { items.append(.init(name: settings.keyParameter, value: key)) }
         let query = items.map { "\($0.name.percentEncodedComponent)=\($0.value.percentEncodedComponent)" }
             .joined(separator: "&")
         let base = settings.baseURL.hasSuffix("/") ? String(settings.baseURL.dropLast()) : settings.baseURL

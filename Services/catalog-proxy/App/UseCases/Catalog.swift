@@ -1,0 +1,163 @@
+import Contracts
+import Foundation
+import HTTPTypes
+import Logging
+import ServiceKit
+
+/// Search and detail for every source: the response cache in front, the source's steps run against the guarded
+/// upstreams behind, references resolved into items, and the last copies kept for when an upstream fails.
+struct Catalog: Sendable {
+    let sources: [ExperienceID: any CatalogSource]
+    let runner: StepRunner
+    let resolver: ItemResolver
+    let cache: ResponseCache
+    let seen: SeenItems
+    let searchPolicy: CachePolicy
+    let detailPolicy: CachePolicy
+    /// Each user's budget of requests that miss every cache and go upstream: well below the upstreams' own, so one
+    /// user asking for random ids cannot spend everyone's.
+    let misses: UserRateLimiter
+
+    func source(for experience: String) throws -> any CatalogSource {
+        guard let source = sources[ExperienceID(rawValue: experience)] else {
+            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(experience)\".")
+        }
+        return source
+    }
+
+    func search(_ source: any CatalogSource, text: String, at cursor: PageCursor, user: UUID, requestID: String,
+                logger: Logger) async throws -> ResponseCache.Lookup
+    {
+        let key = "\(source.experience)|search|\(text.lowercased())|\(cursor.cacheKey)"
+        return try await lookup(key: key, policy: searchPolicy, user: user, logger: logger) {
+            let results = try await runner.run(source.search(text: text, at: cursor), requestID: requestID,
+                                               logger: logger)
+            let page = try await page(of: results, from: source, requestID: requestID, logger: logger)
+            return CachedBody(body: try ServiceJSON.encoder.encode(page), isComplete: !page.partial)
+        }
+    }
+
+    /// The page's items in the source's order: references resolved (as list cells), items as they came.
+    private func page(of results: SearchResults, from source: any CatalogSource, requestID: String,
+                      logger: Logger) async throws -> CatalogPage
+    {
+        let references = results.entries.compactMap { entry -> String? in
+            if case .reference(let reference) = entry { return reference }
+            return nil
+        }
+        let resolution = await resolver.items(for: references, source: source, requestID: requestID, logger: logger)
+        var items: [CatalogItem] = []
+        var listed: [CatalogItem] = []
+        for entry in results.entries {
+            switch entry {
+            case .item(let item):
+                items.append(item)
+                listed.append(item)
+            case .reference(let reference):
+                if let item = resolution.items[reference] { items.append(source.listing(of: item)) }
+            }
+        }
+        await seen.remember(listed, detailed: false, logger: logger)
+        // Some items resolved: the page, marked partial. None did: the upstream's failure, as for any other call.
+        if items.isEmpty, let failure = resolution.failures.first { throw failure }
+        if !resolution.failures.isEmpty {
+            logger.warning("some items of a page could not be fetched", metadata: [
+                "missing": "\(resolution.failures.count)", "failure": "\(resolution.failures[0])",
+            ])
+        }
+        return CatalogPage(items: items, nextCursor: results.next?.encoded, partial: !resolution.failures.isEmpty)
+    }
+
+    func detail(_ source: any CatalogSource, id: String, user: UUID, requestID: String, logger: Logger) async throws
+        -> ResponseCache.Lookup
+    {
+        let (seen, resolved) = (seen, resolver.resolved)
+        return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy, user: user,
+                                logger: logger) {
+            let item = try await detailItem(source, id: id, requestID: requestID, logger: logger)
+            return CachedBody(body: try ServiceJSON.encoder.encode(item))
+        } fallback: {
+            // No copy in this replica's cache: the last copy any replica kept, from a search or a detail.
+            if source.resolvesReferences, let kept = try? await resolved.copy(ofItem: id, in: source.experience) {
+                return (CachedBody(body: (try? ServiceJSON.encoder.encode(kept.copy.item)) ?? Data()), kept.copy.age)
+            }
+            return await seen.lastCopy(experience: source.experience, id: id, logger: logger)
+        }
+    }
+
+    private func detailItem(_ source: any CatalogSource, id: String, requestID: String, logger: Logger) async throws
+        -> CatalogItem
+    {
+        // A resolved item kept by any replica answers without an upstream call.
+        if source.resolvesReferences, let kept = try? await resolver.resolved.copy(ofItem: id, in: source.experience),
+           kept.copy.isFresh {
+            return kept.copy.item
+        }
+        switch try await runner.run(source.detail(id: id), requestID: requestID, logger: logger) {
+        case .item(let item):
+            await seen.remember([item], detailed: true, logger: logger)
+            return item
+        case .reference(let reference):
+            let item = try await resolver.item(for: reference, source: source, requestID: requestID, logger: logger)
+            guard let item, item.id == id else { throw UpstreamFailure.notFound }
+            return item
+        case .notFound:
+            await seen.forget(experience: source.experience, id: id, logger: logger)
+            throw UpstreamFailure.notFound
+        }
+    }
+
+    /// The cached or loaded body for `key`; when the upstream fails (other than with "no such item") and the cache has
+    /// no copy, `fallback`'s, served as stale.
+    private func lookup(key: String, policy: CachePolicy, user: UUID, logger: Logger,
+                        load: @escaping @Sendable () async throws -> CachedBody,
+                        fallback: () async -> (body: CachedBody, age: Int)? = { nil }) async throws
+        -> ResponseCache.Lookup
+    {
+        do {
+            let lookup = try await cache.value(
+                for: key, policy: policy, isDefinitive: { ($0 as? UpstreamFailure) == .notFound },
+                admit: { try misses.admit(user) }, load: load)
+            if lookup.freshness == .stale {
+                logger.warning("upstream failed; serving the last good copy", metadata: ["age_seconds": "\(lookup.age)"])
+            }
+            return lookup
+        } catch let failure as UpstreamFailure {
+            if failure != .notFound {
+                // Never the upstream's body: Ticketmaster echoes the API key in some of its errors.
+                logger.warning("upstream request failed", metadata: ["failure": "\(failure)"])
+                if let (body, age) = await fallback() {
+                    logger.warning("serving the last copy seen of the item", metadata: ["age_seconds": "\(age)"])
+                    return ResponseCache.Lookup(value: body, freshness: .stale, age: age, remainingTTL: 0)
+                }
+            }
+            throw Self.problem(for: failure)
+        }
+    }
+
+    /// Each upstream failure as the client sees it.
+    static func problem(for failure: UpstreamFailure) -> ServiceProblem {
+        func retryAfter(_ seconds: TimeInterval) -> String { String(max(1, Int(seconds.rounded(.up)))) }
+        switch failure {
+        case .notFound:
+            return ServiceProblem(.notFound, .notFound, "The catalog has no item with this id.")
+        case .rateLimited(let wait):
+            return ServiceProblem(.serviceUnavailable, .upstreamRateLimited,
+                                  "The catalog's request budget is spent for now; retry later.",
+                                  headers: [.retryAfter: retryAfter(wait)])
+        case .circuitOpen(let wait):
+            return ServiceProblem(.serviceUnavailable, .upstreamUnavailable,
+                                  "The catalog is failing and is given a rest; retry later.",
+                                  headers: [.retryAfter: retryAfter(wait)])
+        case .timeout:
+            return ServiceProblem(.gatewayTimeout, .upstreamTimeout, "The catalog did not answer in time.")
+        case .malformedBody:
+            return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog sent a response we cannot read.")
+        case .failed, .rejected:
+            return ServiceProblem(.badGateway, .upstreamBadResponse, "The catalog could not be reached or failed.")
+        case .quotaLedgerUnavailable:  // the database's error is in the log line of the failure
+            return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
+                                  "The database is unavailable; please retry shortly.", headers: [.retryAfter: "1"])
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Contracts
+import Foundation
+import Locking
+import Logging
+
+/// Turns search results' references into items (``CatalogSource/resolve(reference:)``): each reference resolved once
+/// for every replica and kept (``ResolvedItems``), each resolution run once at a time however many requests and
+/// replicas want it, a page's fan-out bounded, and a page that waits no longer than `pageDeadline`.
+///
+/// A cold page of N Rijksmuseum objects costs up to 3N+ record GETs; a warm one none.
+struct ItemResolver: Sendable {
+    let runner: StepRunner
+    let resolved: ResolvedItems
+    let claims: FetchClaims
+    /// Resolutions one request starts at a time.
+    let concurrencyPerRequest: Int
+    /// How long a page waits for its items; what is still resolving then is left out (the page says it is partial)
+    /// and lands in the store for the next request.
+    let pageDeadline: Duration
+    private let inFlight = Locked<[String: Task<CatalogItem?, any Error>]>([:])
+
+    init(runner: StepRunner, resolved: ResolvedItems, claims: FetchClaims, concurrencyPerRequest: Int,
+         pageDeadline: Duration) {
+        self.runner = runner
+        self.resolved = resolved
+        self.claims = claims
+        self.concurrencyPerRequest = concurrencyPerRequest
+        self.pageDeadline = pageDeadline
+    }
+
+    /// How long a replica's claim on a resolution holds the others back: a few record GETs in a row.
+    static let claimDuration: TimeInterval = 10
+
+    struct Outcome: Sendable {
+        /// By reference; a reference the upstream no longer has is absent (and so is one that failed).
+        var items: [String: CatalogItem]
+        /// Why the references that could not be resolved failed (timeouts included): none means the page is whole.
+        var failures: [UpstreamFailure]
+    }
+
+    /// The items of `references`, resolving those not kept (or kept past their freshness) within the page deadline;
+    /// a kept copy past its freshness stands in for one whose resolution fails.
+    func items(for references: [String], source: any CatalogSource, requestID: String, logger: Logger) async
+        -> Outcome
+    {
+        guard !references.isEmpty else { return Outcome(items: [:], failures: []) }
+        var copies: [String: ResolvedItems.Copy] = [:]
+        do {
+            copies = try await resolved.copies(of: references, in: source.experience)
+        } catch {
+            logger.warning("could not read resolved items; resolving them again", metadata: ["error": "\(error)"])
+        }
+        var items = copies.filter(\.value.isFresh).mapValues(\.item)
+        var seen = Set<String>()
+        let missing = references.filter { items[$0] == nil && seen.insert($0).inserted }
+        let outcomes = await resolve(missing, source: source, requestID: requestID, logger: logger)
+        var failures: [UpstreamFailure] = []
+        for reference in missing {
+            switch outcomes[reference] {
+            case .success(let item?):
+                items[reference] = item
+            case .success(nil):
+                break  // the upstream no longer has it
+            case .failure(let error):
+                if let copy = copies[reference] {
+                    items[reference] = copy.item
+                    logger.warning("serving a kept item past its freshness", metadata: ["age_seconds": "\(copy.age)"])
+                } else {
+                    failures.append(error as? UpstreamFailure ?? .failed("\(type(of: error))"))
+                }
+            case nil:
+                if let copy = copies[reference] { items[reference] = copy.item } else { failures.append(.timeout) }
+            }
+        }
+        return Outcome(items: items, failures: failures)
+    }
+
+    /// One reference's item, waiting for the whole resolution (a detail has nothing to show without it).
+    func item(for reference: String, source: any CatalogSource, requestID: String, logger: Logger) async throws
+        -> CatalogItem?
+    {
+        try await resolution(of: reference, source: source, requestID: requestID, logger: logger).value
+    }
+
+    /// Resolves `references`, at most ``concurrencyPerRequest`` at a time, until all are done or the deadline passes.
+    private func resolve(_ references: [String], source: any CatalogSource, requestID: String, logger: Logger) async
+        -> [String: Result<CatalogItem?, any Error>]
+    {
+        guard !references.isEmpty else { return [:] }
+        let (outcomes, continuation) = AsyncStream.makeStream(of: (String, Result<CatalogItem?, any Error>).self)
+        var pending = references[...]
+        var running = 0
+        func startNext() {
+            guard let reference = pending.popFirst() else { return }
+            running += 1
+            let task = resolution(of: reference, source: source, requestID: requestID, logger: logger)
+            // The resolution goes on past the deadline (its item is kept for the next request); only the wait stops.
+            Task { continuation.yield((reference, await task.result)) }
+        }
+        let deadline = pageDeadline
+        let timer = Task {
+            try? await Task.sleep(for: deadline)
+            continuation.finish()
+        }
+        while running < concurrencyPerRequest, !pending.isEmpty { startNext() }
+        var results: [String: Result<CatalogItem?, any Error>] = [:]
+        for await (reference, result) in outcomes {
+            results[reference] = result
+            running -= 1
+            startNext()
+            if running == 0 { break }
+        }
+        timer.cancel()
+        continuation.finish()
+        return results
+    }
+
+    /// The one resolution of `reference` on this replica, started if none is running: claimed across replicas, run
+    /// through the source's steps, and kept (or forgotten, when the upstream no longer has the record).
+    private func resolution(of reference: String, source: any CatalogSource, requestID: String, logger: Logger)
+        -> Task<CatalogItem?, any Error>
+    {
+        let key = "resolve|\(source.experience)|\(reference)"
+        let inFlight = inFlight
+        return inFlight.withLock { tasks in
+            if let running = tasks[key] { return running }
+            let (runner, resolved, claims) = (runner, resolved, claims)
+            let task = Task<CatalogItem?, any Error> {
+                defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
+                return try await claims.once(key, claimFor: Self.claimDuration, logger: logger) {
+                    () async throws -> CatalogItem?? in
+                    // Only a kept item ends the wait; "gone" is not kept, so a waiter asks the upstream itself then.
+                    guard let copy = try await resolved.copies(of: [reference], in: source.experience)[reference],
+                          copy.isFresh
+                    else { return .none }
+                    return .some(copy.item)
+                } fetch: {
+                    let item = try await runner.run(source.resolve(reference: reference), requestID: requestID,
+                                                    logger: logger)
+                    do {
+                        if let item {
+                            try await resolved.store(item, resolvedFrom: reference)
+                        } else {
+                            try await resolved.forget(reference, in: source.experience)
+                        }
+                    } catch {
+                        logger.warning("could not keep a resolved item", metadata: ["error": "\(error)"])
+                    }
+                    return item
+                }
+            }
+            tasks[key] = task
+            return task
+        }
+    }
+}
