@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import NIOHTTP1
 import Testing
 
 extension EndToEnd {
