@@ -1,10 +1,12 @@
 import Foundation
 
 /// One item of any catalog, in the one shape every experience serves: the list cell needs `title`, `subtitle` and
-/// `imageURL`; the detail screen adds the source's typed facts (`event` or `artwork`). A field the upstream did not
-/// provide is absent, never invented.
+/// `imageURL`; the source's typed facts come in one optional block per kind of item (`event`, `artwork`, `phone`,
+/// `book`, `card`: the experience's `itemKind` says which). A field the upstream did not provide is absent, never
+/// invented.
 public struct CatalogItem: Codable, Sendable, Equatable {
-    /// The source's own id (a Ticketmaster event id, a Rijksmuseum object number).
+    /// The source's own id (a Ticketmaster event id, a Rijksmuseum object number, a phone's number, a book's
+    /// ISBN-13, a card's id).
     public var id: String
     public var experience: ExperienceID
     public var title: String
@@ -12,9 +14,13 @@ public struct CatalogItem: Codable, Sendable, Equatable {
     public var imageURL: String?
     public var event: EventFacts?
     public var artwork: ArtworkFacts?
+    public var phone: PhoneFacts?
+    public var book: BookFacts?
+    public var card: CardFacts?
 
     public init(id: String, experience: ExperienceID, title: String, subtitle: String? = nil, imageURL: String? = nil,
-                event: EventFacts? = nil, artwork: ArtworkFacts? = nil) {
+                event: EventFacts? = nil, artwork: ArtworkFacts? = nil, phone: PhoneFacts? = nil,
+                book: BookFacts? = nil, card: CardFacts? = nil) {
         self.id = id
         self.experience = experience
         self.title = title
@@ -22,7 +28,82 @@ public struct CatalogItem: Codable, Sendable, Equatable {
         self.imageURL = imageURL
         self.event = event
         self.artwork = artwork
+        self.phone = phone
+        self.book = book
+        self.card = card
     }
+}
+
+/// What a mobile phone adds.
+public struct PhoneFacts: Codable, Sendable, Equatable {
+    /// As the source says (it has errors of its own: passed through, not corrected).
+    public var brand: String?
+    public var description: String?
+    public var price: Double?
+    /// 0 to 5.
+    public var rating: Double?
+    /// Detail only: the phone's pictures, in the source's order.
+    public var images: [String]?
+
+    public init(brand: String?, description: String?, price: Double?, rating: Double?, images: [String]? = nil) {
+        self.brand = brand
+        self.description = description
+        self.price = price
+        self.rating = rating
+        self.images = images
+    }
+}
+
+/// What a best-selling book adds: the list's facts, and in a detail what Google Books knows of the ISBN.
+public struct BookFacts: Codable, Sendable, Equatable {
+    public var author: String?
+    /// The list it was listed in (`hardcover-fiction`), and its rank there (1 first).
+    public var category: String?
+    public var rank: Int?
+    /// 0 when new on the list.
+    public var rankLastWeek: Int?
+    /// Weeks on the list; 0 when new (monthly lists).
+    public var weeksOnList: Int?
+    public var description: String?
+    public var publisher: String?
+    public var isbn13: String?
+    public var isbn10: String?
+    /// The ISBN-13 of every edition the list names, `isbn13` first.
+    public var isbns: [String]?
+    /// Where to buy it.
+    public var buyURL: String?
+    /// Detail only, from Google Books: the number of pages and the publication date (`YYYY`, `YYYY-MM` or
+    /// `YYYY-MM-DD`).
+    public var pageCount: Int?
+    public var publishedDate: String?
+    /// Detail only: whether Google Books answered for this detail (false when it could not be asked, so the detail
+    /// holds the list's facts only).
+    public var enriched: Bool?
+
+    public init(author: String?, category: String?, rank: Int?, rankLastWeek: Int?, weeksOnList: Int?,
+                description: String?, publisher: String?, isbn13: String?, isbn10: String?, buyURL: String?,
+                isbns: [String]? = nil, pageCount: Int? = nil, publishedDate: String? = nil, enriched: Bool? = nil) {
+        self.author = author
+        self.category = category
+        self.rank = rank
+        self.rankLastWeek = rankLastWeek
+        self.weeksOnList = weeksOnList
+        self.description = description
+        self.publisher = publisher
+        self.isbn13 = isbn13
+        self.isbn10 = isbn10
+        self.isbns = isbns
+        self.buyURL = buyURL
+        self.pageCount = pageCount
+        self.publishedDate = publishedDate
+        self.enriched = enriched
+    }
+}
+
+/// What a flash card adds: the facts on its back.
+public struct CardFacts: Codable, Sendable, Equatable {
+    public var facts: [String]
+    public init(facts: [String]) { self.facts = facts }
 }
 
 /// What an event adds (Ticketmaster).

@@ -9,35 +9,167 @@ public struct ExperienceID: RawRepresentable, Codable, Sendable, Hashable, Custo
 
     public static let ticketmaster = ExperienceID(rawValue: "ticketmaster")
     public static let rijksmuseum = ExperienceID(rawValue: "rijksmuseum")
+    public static let mobiles = ExperienceID(rawValue: "mobiles")
+    public static let bestsellers = ExperienceID(rawValue: "bestsellers")
+    public static let flashcards = ExperienceID(rawValue: "flashcards")
 }
 
-/// An experience as the app presents it (picker, navigation titles, search bar).
+/// An experience as the app presents it (picker, navigation titles, search bar, sort menu, category picker). The app
+/// draws its screens from this; nothing about an experience is hard-coded in a client.
 public struct Experience: Codable, Sendable, Equatable, Identifiable {
     public var id: ExperienceID
     /// Shown in the experience picker.
     public var displayName: String
     /// Plural noun for navigation titles ("Events", "Artworks").
     public var itemNoun: String
-    /// Placeholder for the search bar.
+    /// Placeholder for the search bar (or the list's title hint when the catalog has no search).
     public var searchHint: String
+    /// Which optional block of ``CatalogItem`` the items carry.
+    public var itemKind: ItemKind
+    /// What the search text matches; nil when the catalog has no search.
+    public var search: SearchCapability?
+    /// Whether the catalog lists items without search text (within a category, where it has categories).
+    public var browsable: Bool
+    /// The catalog's categories (listed at `GET /v1/catalog/{experience}/categories`); nil when it has none.
+    public var categories: CategoryCapability?
+    /// The catalog's sort orders (`sort=`), the default first.
+    public var sorts: [SortOption]
 
-    public init(id: ExperienceID, displayName: String, itemNoun: String, searchHint: String) {
+    public init(id: ExperienceID, displayName: String, itemNoun: String, searchHint: String, itemKind: ItemKind,
+                search: SearchCapability?, browsable: Bool, categories: CategoryCapability? = nil,
+                sorts: [SortOption]) {
         self.id = id
         self.displayName = displayName
         self.itemNoun = itemNoun
         self.searchHint = searchHint
+        self.itemKind = itemKind
+        self.search = search
+        self.browsable = browsable
+        self.categories = categories
+        self.sorts = sorts
     }
 
     /// Every experience this version of the backend serves, in picker order.
     public static let all: [Experience] = [
         Experience(id: .ticketmaster, displayName: "Ticketmaster", itemNoun: "Events",
-                   searchHint: "Search events by city"),
+                   searchHint: "Search events by city", itemKind: .event,
+                   search: SearchCapability(matches: .city), browsable: false,
+                   sorts: [SortOption(id: .date, name: "Soonest first")]),
         Experience(id: .rijksmuseum, displayName: "Rijksmuseum", itemNoun: "Artworks",
-                   searchHint: "Search artworks by name"),
+                   searchHint: "Search artworks by name", itemKind: .artwork,
+                   search: SearchCapability(matches: .name), browsable: true,
+                   sorts: [SortOption(id: .relevance, name: "Best match")]),
+        Experience(id: .mobiles, displayName: "Mobile Phones", itemNoun: "Phones",
+                   searchHint: "Search phones by name or brand", itemKind: .phone,
+                   search: SearchCapability(matches: .name), browsable: true,
+                   sorts: [SortOption(id: .featured, name: "Featured"), SortOption(id: .priceAscending, name: "Price (low to high)"),
+                           SortOption(id: .priceDescending, name: "Price (high to low)"),
+                           SortOption(id: .ratingDescending, name: "Rating (5 to 1)")]),
+        Experience(id: .bestsellers, displayName: "NYT Best Sellers", itemNoun: "Books",
+                   searchHint: "Best sellers by list", itemKind: .book, search: nil, browsable: true,
+                   categories: CategoryCapability(noun: "List", required: true),
+                   sorts: [SortOption(id: .rank, name: "Rank")]),
+        Experience(id: .flashcards, displayName: "Flash Cards", itemNoun: "Cards",
+                   searchHint: "Search cards by title", itemKind: .card,
+                   search: SearchCapability(matches: .title), browsable: true,
+                   sorts: [SortOption(id: .featured, name: "Featured")]),
     ]
 
     /// The experience with this id, if this version knows it.
     public static func named(_ id: ExperienceID) -> Experience? { all.first { $0.id == id } }
+}
+
+/// Which facts an item carries: each kind has its optional block in ``CatalogItem``. A string, so a client built
+/// before a new kind existed still decodes it.
+public struct ItemKind: RawRepresentable, Codable, Sendable, Hashable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let event = ItemKind(rawValue: "event")
+    public static let artwork = ItemKind(rawValue: "artwork")
+    public static let phone = ItemKind(rawValue: "phone")
+    public static let book = ItemKind(rawValue: "book")
+    public static let card = ItemKind(rawValue: "card")
+}
+
+/// What an experience's search text means.
+public struct SearchCapability: Codable, Sendable, Equatable {
+    /// `city` (events in a city), `name` (a maker's or a work's name, a phone's name or brand), `title`.
+    public var matches: SearchMatch
+
+    public init(matches: SearchMatch) { self.matches = matches }
+}
+
+public struct SearchMatch: RawRepresentable, Codable, Sendable, Hashable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let city = SearchMatch(rawValue: "city")
+    public static let name = SearchMatch(rawValue: "name")
+    public static let title = SearchMatch(rawValue: "title")
+}
+
+/// An experience's categories.
+public struct CategoryCapability: Codable, Sendable, Equatable {
+    /// What a category is called in the app's picker ("List").
+    public var noun: String
+    /// Whether a list needs `category=` (the best sellers are listed per list).
+    public var required: Bool
+
+    public init(noun: String, required: Bool) {
+        self.noun = noun
+        self.required = required
+    }
+}
+
+/// A sort order an experience offers, as `sort=` takes it and as the sort menu shows it.
+public struct SortOption: Codable, Sendable, Equatable {
+    public var id: ListSort
+    public var name: String
+
+    public init(id: ListSort, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+public struct ListSort: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// The source's own order (its best match first).
+    public static let relevance = ListSort(rawValue: "relevance")
+    /// The catalog's own order, as its source lists it.
+    public static let featured = ListSort(rawValue: "featured")
+    /// Soonest first.
+    public static let date = ListSort(rawValue: "date")
+    /// The list's rank, 1 first.
+    public static let rank = ListSort(rawValue: "rank")
+    public static let priceAscending = ListSort(rawValue: "price-asc")
+    public static let priceDescending = ListSort(rawValue: "price-desc")
+    public static let ratingDescending = ListSort(rawValue: "rating-desc")
+}
+
+/// One category of an experience (a NYT best-seller list).
+public struct CatalogCategory: Codable, Sendable, Equatable {
+    /// What `category=` takes (`hardcover-fiction`).
+    public var id: String
+    public var name: String
+    /// How often the source updates it (`weekly`, `monthly`), when it says.
+    public var updated: String?
+
+    public init(id: String, name: String, updated: String?) {
+        self.id = id
+        self.name = name
+        self.updated = updated
+    }
+}
+
+/// The body of `GET /v1/catalog/{experience}/categories`.
+public struct CategoryList: Codable, Sendable, Equatable {
+    public var categories: [CatalogCategory]
+    public init(categories: [CatalogCategory]) { self.categories = categories }
 }
 
 /// The body of `GET /v1/catalog/experiences`.

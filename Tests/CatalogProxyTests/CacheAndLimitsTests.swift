@@ -1,5 +1,6 @@
 @testable import CatalogProxy
 import AsyncHTTPClient
+import Contracts
 import Foundation
 import HTTPTypes
 import Locking
@@ -296,7 +297,7 @@ final class CallCounter: Sendable {
         let client = UpstreamClient(name: .ticketmaster, settings: settings,
                                     gate: UpstreamGate(upstream: "t", settings: settings, ledger: unused),
                                     httpClient: .shared)
-        let search = TicketmasterSource().search(text: "a&b=c/../@evil.com#x", at: PageCursor(pageSize: 5))
+        let search = TicketmasterSource().search(SearchQuery(text: "a&b=c/../@evil.com#x", sort: .relevance), at: PageCursor(pageSize: 5))
         guard case .fetch(let requests, _) = search, let request = requests.first else {
             Issue.record("a search fetches first")
             return

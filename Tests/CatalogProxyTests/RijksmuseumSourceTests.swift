@@ -104,7 +104,7 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
     }
 
     @Test func aSearchTakesAPageOfIdsFromTheMakerSearchFirst() throws {
-        let (results, requests) = try drive(source.search(text: "Rembrandt", at: PageCursor(pageSize: 20))) { request in
+        let (results, requests) = try drive(source.search(SearchQuery(text: "Rembrandt", sort: .relevance), at: PageCursor(pageSize: 20))) { request in
             #expect(request.upstream == .rijksmuseumSearch)
             return try Self.recorded("jorgetroya80-search-rembrandt-page1")
         }
@@ -123,7 +123,7 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
         let page1 = try Self.recorded("jorgetroya80-search-rembrandt-page1")
         let oneHit = try Self.recorded("jorgetroya80-search-rembrandt-nachtwacht")
         let token = try #require(try LinkedArt.searchPage(page1.body).nextPageToken)
-        let (results, requests) = try drive(source.search(text: "Rembrandt", at: PageCursor(pageSize: 20, offset: 95))) {
+        let (results, requests) = try drive(source.search(SearchQuery(text: "Rembrandt", sort: .relevance), at: PageCursor(pageSize: 20, offset: 95))) {
             request in
             let query = Dictionary(uniqueKeysWithValues: request.query.map { ($0.name, $0.value) })
             switch (query["creator"], query["title"], query["pageToken"]) {
@@ -151,7 +151,7 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
     }
 
     @Test func anEmptySearchEndsWithoutACursor() throws {
-        let (results, _) = try drive(source.search(text: "zzqqxx", at: PageCursor(pageSize: 20))) { _ in
+        let (results, _) = try drive(source.search(SearchQuery(text: "zzqqxx", sort: .relevance), at: PageCursor(pageSize: 20))) { _ in
             try Self.recorded("jorgetroya80-search-empty")
         }
         #expect(results.entries.isEmpty)
@@ -159,19 +159,19 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
     }
 
     @Test func aDetailFindsTheRecordByObjectNumber() throws {
-        let (found, requests) = try drive(source.detail(id: "SK-C-5")) { _ in
+        let (found, requests) = try drive(source.detail(id: "SK-C-5", known: nil)) { _ in
             try Self.recorded("jorgetroya80-search-rembrandt-nachtwacht")
         }
         #expect(found == .reference("200107928"))
         #expect(requests.first?.query.first == .init(name: "objectNumber", value: "SK-C-5"))
-        let (missing, _) = try drive(source.detail(id: "SK-X-1")) { _ in try Self.recorded("jorgetroya80-search-empty") }
+        let (missing, _) = try drive(source.detail(id: "SK-X-1", known: nil)) { _ in try Self.recorded("jorgetroya80-search-empty") }
         #expect(missing == .notFound)
     }
 
     @Test(arguments: ["<html/>", "{}", "[]", #"{"type":"OrderedCollectionPage","partOf":{"totalItems":3}}"#])
     func aBrokenSearchBodyThrows(_ text: String) {
         #expect(throws: (any Error).self) {
-            try drive(source.search(text: "x", at: PageCursor(pageSize: 5))) { _ in
+            try drive(source.search(SearchQuery(text: "x", sort: .relevance), at: PageCursor(pageSize: 5))) { _ in
                 UpstreamAnswer(status: 200, body: Data(text.utf8))
             }
         }

@@ -17,8 +17,8 @@ import Testing
     }
 
     @Test func unknownExperiencesStillDecode() throws {
-        let future = try JSONDecoder().decode(ExperienceID.self, from: Data(#""mobiles""#.utf8))
-        #expect(future.rawValue == "mobiles")
+        let future = try JSONDecoder().decode(ExperienceID.self, from: Data(#""holograms""#.utf8))
+        #expect(future.rawValue == "holograms")
         #expect(Experience.named(future) == nil)
         #expect(Experience.named(.ticketmaster)?.itemNoun == "Events")
         #expect(Set(Experience.all.map(\.id)).count == Experience.all.count)

@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Ticketmaster: recorded requests are answered with their recorded bodies; other searches are answered from the pool
 /// of recorded events (so a keyless local stack can search any city or name the recordings cover); other ids get the
-/// upstream's own "not found". The Rijksmuseum's data services are in ``RijksmuseumFixtures``.
+/// upstream's own "not found". The other upstreams each have their own type: ``RijksmuseumFixtures``,
+/// ``NYTBooksFixtures``, ``GoogleBooksFixtures``, ``MobilesFixtures`` and ``FlashCardsFixtures``.
 struct FixtureCatalog: Sendable {
     /// A recorded event, with what the synthesized searches match on.
     struct Recorded: Sendable {
@@ -18,11 +19,19 @@ struct FixtureCatalog: Sendable {
     let root: URL
     let events: [Recorded]
     let rijksmuseum: RijksmuseumFixtures
+    let nytBooks: NYTBooksFixtures
+    let googleBooks: GoogleBooksFixtures
+    let mobiles: MobilesFixtures
+    let flashCards: FlashCardsFixtures
 
     init(root: URL) throws {
         self.root = root
         events = try Self.loadEvents(root)
         rijksmuseum = try RijksmuseumFixtures(root: root)
+        nytBooks = try NYTBooksFixtures(root: root)
+        googleBooks = try GoogleBooksFixtures(root: root)
+        mobiles = try MobilesFixtures(root: root)
+        flashCards = try FlashCardsFixtures(root: root)
     }
 
     /// Every event of every recorded search, once each (the first recording of an id wins).

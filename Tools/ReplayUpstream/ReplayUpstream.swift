@@ -4,8 +4,9 @@ import Hummingbird
 import Locking
 import NIOCore
 
-/// A stand-in for the Ticketmaster Discovery API and the Rijksmuseum's key-less Linked Art data services (its search
-/// service and its records) that answers from the recorded responses in `../shared/fixtures`, over real HTTP, on the
+/// A stand-in for the Ticketmaster Discovery API, the Rijksmuseum's key-less Linked Art data services (its search
+/// service and its records), the NYT Books API, Google Books' volume search, the SCB mobile phone test API and the
+/// flash cards mock API, that answers from the recorded responses in `../shared/fixtures`, over real HTTP, on the
 /// upstreams' own paths: only the base URL differs from the real thing. The keyless local stack uses it, and so do the
 /// catalog tests, which also inject faults and read the request log.
 ///
@@ -15,6 +16,14 @@ import NIOCore
 /// - `GET /id/:number` (real base `https://id.rijksmuseum.nl`, path `/<n>`): one Linked Art record, no key, and only
 ///   for an `Accept` naming `application/ld+json`; like the real service, any other request is sent (303) to the
 ///   website, here `/__replay/redirected`, so a client that forgets the header fails visibly and shows in the log.
+/// - `GET /svc/books/v3/lists/names.json`, `GET /svc/books/v3/lists/current/<list>.json`,
+///   `GET /svc/books/v3/lists.json?list=<list>` (real base `https://api.nytimes.com`): NYT Books, `api-key` required;
+///   lists other than hardcover fiction are synthesized from the recorded books (``NYTBooksFixtures``).
+/// - `GET /books/v1/volumes?q=` (real base `https://www.googleapis.com`): Google Books, `key` optional; the keys `spent`
+///   and `spent400` get the quota errors (``GoogleBooksFixtures``).
+/// - `GET /api/mobiles/`, `GET /api/mobiles/<id>/`, `GET /api/mobiles/<id>/images/` (trailing slash optional): the SCB
+///   test API, no key, its host gone; phones' images other than phone 1's are stand-ins (``MobilesFixtures``).
+/// - `GET /api/v2/cards` (real base `https://5daf8b36f2946f001481d81c.mockapi.io`): the flash cards, no key.
 ///
 /// Of the museum's answers, only a few are real: the Night Watch's object, visual item and digital object, two more
 /// objects without a recorded image (200117708, 2001), Rembrandt's Person record, and two search pages, served byte
@@ -124,11 +133,47 @@ public final class ReplayUpstream: Sendable {
                 try self.fixtures.rijksmuseum.record(number: number)
             }
         }
+        addBookAndPhoneRoutes(to: router)
     }
 
-    /// Logs the request, applies a fault if one matches, checks the key (for an upstream that has one, named `key`)
-    /// and, for a JSON-LD-only upstream (`linkedData`), the `Accept` header, then answers with `answer`.
-    private func serve(_ request: Request, key: String? = nil, linkedData: Bool = false,
+    /// NYT Books, Google Books, the mobile phones and the flash cards. The router ignores a trailing slash, so
+    /// `/api/mobiles/` and `/api/mobiles` (both in use by clients) reach the same route.
+    private func addBookAndPhoneRoutes<Context: RequestContext>(to router: Router<Context>) {
+        let nyt = fixtures.nytBooks
+        router.get("/svc/books/v3/lists/names.json") { request, _ in
+            try await self.serve(request, key: "api-key") { _ in nyt.listNames() }
+        }
+        router.get("/svc/books/v3/lists/current/{list}.json") { request, context in
+            let list = context.parameters.get("list") ?? ""
+            return try await self.serve(request, key: "api-key") { _ in nyt.currentList(list) }
+        }
+        router.get("/svc/books/v3/lists.json") { request, _ in
+            try await self.serve(request, key: "api-key") { query in nyt.lists(query["list"]) }
+        }
+        router.get("/books/v1/volumes") { request, _ in
+            try await self.serve(request, key: "key", keyRequired: false) { query in
+                try self.fixtures.googleBooks.volumes(query)
+            }
+        }
+        let mobiles = fixtures.mobiles
+        router.get("/api/mobiles") { request, _ in try await self.serve(request) { _ in mobiles.mobiles() } }
+        router.get("/api/mobiles/:id") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            return try await self.serve(request) { _ in mobiles.mobile(id) }
+        }
+        router.get("/api/mobiles/:id/images") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            return try await self.serve(request) { _ in mobiles.images(id) }
+        }
+        router.get("/api/v2/cards") { request, _ in
+            try await self.serve(request) { _ in self.fixtures.flashCards.cards() }
+        }
+    }
+
+    /// Logs the request, applies a fault if one matches, checks the key (for an upstream that has one, named `key`,
+    /// unless `keyRequired` is false: redacted in the log but not demanded) and, for a JSON-LD-only upstream
+    /// (`linkedData`), the `Accept` header, then answers with `answer`.
+    private func serve(_ request: Request, key: String? = nil, keyRequired: Bool = true, linkedData: Bool = false,
                        answer: ([String: String]) throws -> (Int, Data)) async throws -> Response
     {
         var query: [String: String] = [:]
@@ -137,7 +182,7 @@ public final class ReplayUpstream: Sendable {
 
         let fault = takeFault(for: request.uri.path)
         if let faulty = try await Self.apply(fault) { return faulty }
-        if let key, query[key]?.isEmpty ?? true {
+        if let key, keyRequired, query[key]?.isEmpty ?? true {
             return Self.response(401, Data(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#.utf8))
         }
         if linkedData, !Self.acceptsLinkedData(request) { return Self.redirect(to: "website") }

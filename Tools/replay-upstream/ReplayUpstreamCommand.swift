@@ -3,15 +3,18 @@ import Foundation
 import Hummingbird
 import ReplayUpstream
 
-/// Serves the recorded Ticketmaster and Rijksmuseum responses on one port, for the keyless local stack: Ticketmaster's
-/// Discovery API, the museum's search service (`/search/collection`) and its Linked Art records (`/id/<n>`).
+/// Serves the recorded upstream responses on one port, for the keyless local stack: Ticketmaster's Discovery API, the
+/// Rijksmuseum's search service (`/search/collection`) and Linked Art records (`/id/<n>`), NYT Books
+/// (`/svc/books/v3/…`), Google Books (`/books/v1/volumes`), the SCB mobile phone API (`/api/mobiles/…`) and the flash
+/// cards mock API (`/api/v2/cards`).
 @main
 struct ReplayUpstreamCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay-upstream",
         abstract: """
-            Stand-in for Ticketmaster Discovery and the Rijksmuseum's search and Linked Art record services, answering \
-            from ../shared/fixtures (see Tools/ReplayUpstream).
+            Stand-in for Ticketmaster Discovery, the Rijksmuseum's search and Linked Art record services, NYT Books, \
+            Google Books, the SCB mobile phone API and the flash cards mock API, answering from ../shared/fixtures \
+            (see Tools/ReplayUpstream).
             """
     )
 

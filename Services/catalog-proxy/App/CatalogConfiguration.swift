@@ -14,6 +14,12 @@ import ServiceKit
 /// - `CATALOG_CACHE_MB` (default 64), `CATALOG_SEARCH_TTL_SECONDS` (default 60), `CATALOG_DETAIL_TTL_SECONDS`
 ///   (default 600), `CATALOG_STALE_IF_ERROR_SECONDS` (default 86400), `CATALOG_NOT_FOUND_TTL_SECONDS` (default 600),
 ///   `CATALOG_RECORD_TTL_SECONDS` (default 604800), `CATALOG_PAGE_DEADLINE_MS` (default 4000)
+/// - `NYT_BOOKS_URL` (default `https://api.nytimes.com`), `NYT_BOOKS_API_KEY` (secret), `NYT_BOOKS_DAILY_QUOTA`
+///   (default 500), `NYT_BOOKS_CALLS_PER_MINUTE` (default 5; both counted for all replicas together)
+/// - `GOOGLE_BOOKS_URL` (default `https://www.googleapis.com`), `GOOGLE_BOOKS_API_KEY` (secret, optional),
+///   `GOOGLE_BOOKS_DAILY_QUOTA` (default 1000), `GOOGLE_BOOKS_RATE_PER_SECOND` (default 5)
+/// - `MOBILES_URL` (no default: the loaded copy only), `FLASHCARDS_URL` (default the public mock API),
+///   `CATALOG_DATASET_REFRESH_SECONDS` (default 3600)
 /// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_MISSES_PER_MINUTE` (default 30)
 struct CatalogConfiguration: Sendable {
     /// Per upstream.
@@ -26,6 +32,7 @@ struct CatalogConfiguration: Sendable {
     var pageDeadline: Duration
     var userRate: Double
     var userMissesPerMinute: Double
+    var datasetRefresh: TimeInterval
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
@@ -33,14 +40,16 @@ struct CatalogConfiguration: Sendable {
         let attempts = settings.int("upstream.attempts", default: 2, in: 1...5)
         let breakerCooldown = TimeInterval(settings.int("upstream.breakerCooldownSeconds", default: 30, in: 1...3600))
         func upstream(url: String, default defaultURL: String, key: (setting: String, parameter: String)?, rate: Double,
-                      burst: Double, quota: Int?, queueWait: TimeInterval) -> UpstreamSettings {
-            UpstreamSettings(
+                      burst: Double, quota: Int?, queueWait: TimeInterval, perMinute: Int? = nil) -> UpstreamSettings {
+            var upstream = UpstreamSettings(
                 baseURL: settings.baseURL(url, default: defaultURL),
                 apiKey: key.flatMap { settings.optionalString($0.setting, isSecret: true) },
                 keyParameter: key?.parameter ?? "key",
                 requestsPerSecond: rate, burst: burst, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
                 breakerThreshold: 5, breakerCooldown: breakerCooldown, maximumBodyBytes: 4 << 20, queueWait: queueWait
             )
+            upstream.callsPerMinute = perMinute
+            return upstream
         }
         let ticketmasterRate = Double(settings.int("ticketmaster.ratePerSecond", default: 5, in: 1...1000))
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
@@ -58,7 +67,25 @@ struct CatalogConfiguration: Sendable {
             .rijksmuseumRecords: upstream(
                 url: "rijksmuseum.recordsUrl", default: "https://id.rijksmuseum.nl", key: nil,
                 rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2),
+            // 5 calls a minute and 500 a day (the NYT's own limits), counted for every replica in PostgreSQL; lists
+            // are kept for hours, so only new lists cost calls.
+            .nytBooks: upstream(
+                url: "nytBooks.url", default: "https://api.nytimes.com", key: ("nytBooks.apiKey", "api-key"),
+                rate: 1, burst: 5, quota: settings.int("nytBooks.dailyQuota", default: 500, in: 1...1_000_000),
+                queueWait: 0, perMinute: settings.int("nytBooks.callsPerMinute", default: 5, in: 1...10_000)),
+            .googleBooks: upstream(
+                url: "googleBooks.url", default: "https://www.googleapis.com", key: ("googleBooks.apiKey", "key"),
+                rate: Double(settings.int("googleBooks.ratePerSecond", default: 5, in: 1...1000)), burst: 5,
+                quota: settings.int("googleBooks.dailyQuota", default: 1000, in: 1...10_000_000), queueWait: 0),
+            .flashcards: upstream(
+                url: "flashcards.url", default: "https://5daf8b36f2946f001481d81c.mockapi.io", key: nil,
+                rate: 1, burst: 2, quota: nil, queueWait: 0),
         ]
+        // The brief's host is gone: without a configured copy, the phones are the loaded dataset only.
+        if settings.optionalString("mobiles.url") != nil {
+            upstreams[.mobiles] = upstream(url: "mobiles.url", default: "", key: nil, rate: 5, burst: 10, quota: nil,
+                                           queueWait: 2)
+        }
         cacheBytes = settings.int("catalog.cacheMb", default: 64, in: 1...16_384) << 20
         let staleIfError = TimeInterval(settings.int("catalog.staleIfErrorSeconds", default: 86_400,
                                                      in: 0...(30 * 86_400)))
@@ -72,6 +99,7 @@ struct CatalogConfiguration: Sendable {
         pageDeadline = .milliseconds(settings.int("catalog.pageDeadlineMs", default: 4000, in: 100...60_000))
         userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
         userMissesPerMinute = Double(settings.int("catalog.userMissesPerMinute", default: 30, in: 1...1_000_000))
+        datasetRefresh = TimeInterval(settings.int("catalog.datasetRefreshSeconds", default: 3600, in: 60...(30 * 86_400)))
         try settings.validate()
     }
 }

@@ -10,6 +10,9 @@ public let serviceDefaults = ServiceDefaults(
     requiredPeers: [.auth]
 )
 
+/// The experiences served from a copy the proxy keeps (loaded by `catalog-proxy load`).
+let datasetSources: [any DatasetSource] = [MobilesSource(), FlashCardsSource()]
+
 /// The composition root: reads configuration and builds the application with its routes.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
@@ -26,16 +29,24 @@ public func buildApplication(
         for (name, settings) in catalogConfiguration.upstreams {
             let gate = UpstreamGate(upstream: name.rawValue, settings: settings, ledger: DailyQuotaLedger(pool: pool))
             clients[name] = UpstreamClient(name: name, settings: settings, gate: gate,
+                                           minuteLedger: MinuteQuotaLedger(pool: pool),
                                            httpClient: dependencies.httpClient)
         }
         let claims = FetchClaims(pool: pool)
         let runner = StepRunner(clients: clients, shared: SharedAnswers(pool: pool), claims: claims)
         let staleIfError = catalogConfiguration.detailPolicy.staleIfError
-        let sources: [any CatalogSource] = [
-            TicketmasterSource(), RijksmuseumSource(recordLife: catalogConfiguration.recordTTL),
+        var backends: [CatalogBackend] = [
+            .upstream(TicketmasterSource()), .upstream(RijksmuseumSource(recordLife: catalogConfiguration.recordTTL)),
+            .upstream(BestsellersSource()),
         ]
+        for source in datasetSources {
+            // Refreshed from the upstream only where one is configured; otherwise the loaded copy is served.
+            backends.append(.dataset(DatasetCatalog(
+                source: source, store: DatasetStore(pool: pool), runner: runner, claims: claims,
+                refreshEvery: clients[source.upstream] == nil ? nil : catalogConfiguration.datasetRefresh)))
+        }
         let catalog = Catalog(
-            sources: Dictionary(uniqueKeysWithValues: sources.map { ($0.experience, $0) }),
+            backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
             runner: runner,
             resolver: ItemResolver(
                 runner: runner,

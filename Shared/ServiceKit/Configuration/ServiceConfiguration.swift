@@ -117,7 +117,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// Environment variables whose values are secrets: marked so by the configuration reader (never printed).
     public static let secretEnvironmentVariables: Set<String> = [
-        "DATABASE_URL", "TICKETMASTER_API_KEY",
+        "DATABASE_URL", "TICKETMASTER_API_KEY", "NYT_BOOKS_API_KEY", "GOOGLE_BOOKS_API_KEY",
     ]
 
     /// The schema the service's tables live in.

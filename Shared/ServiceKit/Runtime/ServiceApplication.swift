@@ -97,7 +97,7 @@ public func buildServiceApplication(
 }
 
 /// Applies migrations, waiting up to a minute for PostgreSQL to accept connections (replicas may start first).
-func migrateWhenReachable(_ migrator: Migrator, pool: DatabasePool, dryRun: Bool, logger: Logger) async throws {
+public func migrateWhenReachable(_ migrator: Migrator, pool: DatabasePool, dryRun: Bool, logger: Logger) async throws {
     let deadline = ContinuousClock.now + .seconds(60)
     while true {
         do {

@@ -56,5 +56,34 @@ enum CatalogMigrations {
                 claimed_until timestamptz NOT NULL
             );
             """),
+        Migration(4, "datasets_and_minute_quotas", sql: """
+            -- The catalogs the proxy serves from its own copy (mobiles, flash cards; see DatasetStore), one row per
+            -- item in the upstream's order, with what lists search and sort by.
+            CREATE TABLE dataset_items (
+                experience  text NOT NULL,
+                item_id     text NOT NULL,
+                position    integer NOT NULL,          -- the upstream's order
+                item        jsonb NOT NULL,            -- a CatalogItem, as a detail serves it
+                search_text text NOT NULL,             -- lower case: what `q` is matched against
+                price       double precision,
+                rating      double precision,
+                PRIMARY KEY (experience, item_id)
+            );
+            CREATE INDEX dataset_items_position ON dataset_items (experience, position);
+            -- When each dataset was last loaded, and from where (a file, or the upstream).
+            CREATE TABLE dataset_loads (
+                experience text PRIMARY KEY,
+                origin     text NOT NULL,
+                item_count integer NOT NULL,
+                loaded_at  timestamptz NOT NULL
+            );
+            -- Calls made to an upstream with a per-minute budget, by every replica together (see MinuteQuotaLedger).
+            CREATE TABLE upstream_quota_minutes (
+                upstream text NOT NULL,
+                minute   timestamptz NOT NULL,
+                used     integer NOT NULL CHECK (used >= 0),
+                PRIMARY KEY (upstream, minute)
+            );
+            """),
     ]
 }

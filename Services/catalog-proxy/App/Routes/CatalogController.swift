@@ -5,8 +5,9 @@ import Hummingbird
 import Locking
 import ServiceKit
 
-/// `GET /v1/catalog/{experience}/items?q=` and `GET /v1/catalog/{experience}/items/{id}`, for signed-in users: every
-/// call may spend our upstream quota.
+/// `GET /v1/catalog/{experience}/items` (search, browse, sort, category), `…/items/{id}` and `…/categories`, for
+/// signed-in users: every call may spend our upstream quota. What each experience accepts comes from its
+/// ``Experience`` description, the one the app draws its screens from.
 struct CatalogController: Sendable {
     let catalog: Catalog
     let users: UserRateLimiter
@@ -16,47 +17,99 @@ struct CatalogController: Sendable {
     func register(on routes: RouterGroup<AuthenticatedContext>) {
         routes.get(":experience/items", use: search)
         routes.get(":experience/items/:id", use: detail)
+        routes.get(":experience/categories", use: categories)
     }
 
     @Sendable func search(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let source = try catalog.source(for: context.parameters.get("experience") ?? "")
+        let (backend, experience) = try backend(context)
         let parameters = request.uri.queryParameters
         var errors: [FieldError] = []
         let text = Upstream.clean(parameters["q"].map(String.init)) ?? ""
-        if text.isEmpty || text.count > Self.maximumQueryLength {
-            errors.append(FieldError(field: "q", message: "must be 1 to \(Self.maximumQueryLength) characters"))
+        if text.count > Self.maximumQueryLength {
+            errors.append(FieldError(field: "q", message: "must be at most \(Self.maximumQueryLength) characters"))
+        } else if !text.isEmpty, experience.search == nil {
+            errors.append(FieldError(field: "q", message: "is not taken: \(experience.displayName) has no search"))
+        } else if text.isEmpty, !experience.browsable {
+            errors.append(FieldError(field: "q", message: "is required: \(experience.displayName) lists only what is searched for (1 to \(Self.maximumQueryLength) characters)"))
+        }
+        var sort = experience.sorts.first?.id ?? .relevance
+        if let value = parameters["sort"] {
+            let offered = experience.sorts.map(\.id)
+            if let chosen = offered.first(where: { $0.rawValue == String(value) }) {
+                sort = chosen
+            } else {
+                let names = offered.map(\.rawValue).joined(separator: ", ")
+                errors.append(FieldError(field: "sort", message: "must be one of \(names)"))
+            }
+        }
+        let category = parameters["category"].map(String.init)
+        if let category, experience.categories == nil {
+            errors.append(FieldError(field: "category", message: "is not taken: \(experience.displayName) has no categories (\(category.prefix(40)))"))
+        } else if category == nil, experience.categories?.required == true {
+            errors.append(FieldError(field: "category", message: "is required: one of GET /v1/catalog/\(experience.id)/categories"))
         }
         var cursor = PageCursor(pageSize: 20)
         if let limit = parameters["limit"] {
-            if let value = Int(limit), value >= 1 { cursor.pageSize = min(value, source.maximumPageSize) }  // clamped
+            if let value = Int(limit), value >= 1 { cursor.pageSize = min(value, backend.maximumPageSize) }  // clamped
             else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
         }
         if let text = parameters["cursor"] {
-            if let decoded = PageCursor(String(text)), decoded.pageSize <= source.maximumPageSize {
+            if let decoded = PageCursor(String(text)), decoded.pageSize <= backend.maximumPageSize {
                 cursor = decoded
             } else {
                 errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned"))
             }
         }
-        if errors.isEmpty, !source.isReachable(cursor) {
+        if errors.isEmpty, !backend.isReachable(cursor) {
             errors.append(FieldError(field: "cursor", message: "goes deeper than the catalog lets anyone page"))
         }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.search(source, text: text, at: cursor, user: context.user.userID,
-                                              requestID: context.requestID, logger: context.logger)
+        if let category { try await checkCategory(category, of: backend, context: context) }
+        let lookup = try await catalog.search(backend, SearchQuery(text: text, category: category, sort: sort),
+                                              at: cursor, user: context.user.userID, requestID: context.requestID,
+                                              logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 
     @Sendable func detail(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let source = try catalog.source(for: context.parameters.get("experience") ?? "")
-        guard let id = source.canonicalID(context.parameters.get("id") ?? "") else {
+        let (backend, _) = try backend(context)
+        guard let id = backend.canonicalID(context.parameters.get("id") ?? "") else {
             throw ServiceProblem.validation([FieldError(field: "id", message: "is not an id of this catalog")])
         }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.detail(source, id: id, user: context.user.userID, requestID: context.requestID,
+        let lookup = try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
                                               logger: context.logger)
         return Self.respond(lookup, to: request)
+    }
+
+    @Sendable func categories(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let (backend, _) = try backend(context)
+        try users.admit(context.user.userID)
+        let lookup = try await catalog.categories(backend, user: context.user.userID, requestID: context.requestID,
+                                                  logger: context.logger)
+        return Self.respond(lookup, to: request)
+    }
+
+    private func backend(_ context: AuthenticatedContext) throws -> (CatalogBackend, Experience) {
+        let backend = try catalog.backend(for: context.parameters.get("experience") ?? "")
+        guard let experience = Experience.named(backend.experience) else {
+            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(backend.experience)\".")
+        }
+        return (backend, experience)
+    }
+
+    /// A category must be one the experience lists now (its list is cached, so this rarely costs a call).
+    private func checkCategory(_ category: String, of backend: CatalogBackend, context: AuthenticatedContext)
+        async throws
+    {
+        let lookup = try await catalog.categories(backend, user: context.user.userID, requestID: context.requestID,
+                                                  logger: context.logger)
+        let known = try ServiceJSON.decoder.decode(CategoryList.self, from: lookup.value.body).categories
+        guard known.contains(where: { $0.id == category }) else {
+            throw ServiceProblem.validation([FieldError(
+                field: "category", message: "\"\(category.prefix(80))\" is not one of GET /v1/catalog/\(backend.experience)/categories")])
+        }
     }
 
     /// 200 with the body, or 304 when the client already holds it. Freshness goes in the headers: `Age`,

@@ -1,6 +1,19 @@
 import Contracts
 import Foundation
 
+/// What a list asks of a source: search text (empty to browse), a category where the source has them, an order.
+struct SearchQuery: Sendable, Hashable {
+    var text: String
+    var category: String?
+    var sort: ListSort
+
+    /// A key for caches: every field, none able to contain the separator unescaped.
+    var cacheKey: String {
+        [text.lowercased(), category ?? "", sort.rawValue]
+            .map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0 }.joined(separator: "|")
+    }
+}
+
 /// One page of a source's search results: items ready to serve, or references the proxy resolves into items
 /// (each through ``CatalogSource/resolve(reference:)``, kept for all replicas once resolved).
 struct SearchResults: Sendable, Equatable {
@@ -18,6 +31,9 @@ enum SearchEntry: Sendable, Equatable {
 /// What a detail lookup found.
 enum DetailResult: Sendable, Equatable {
     case item(CatalogItem)
+    /// The item without some facts a call that failed would have added: served, not kept, so the next request tries
+    /// again.
+    case incomplete(CatalogItem)
     /// The item is this record: resolve it as a search result's reference (and find it among those kept).
     case reference(String)
     case notFound
@@ -41,8 +57,13 @@ protocol CatalogSource: Sendable {
     /// Whether a page starting at `cursor` is one the source lets a client reach (and one this source could have
     /// handed out).
     func isReachable(_ cursor: PageCursor) -> Bool
-    func search(text: String, at cursor: PageCursor) -> SourceStep<SearchResults>
-    func detail(id: String) -> SourceStep<DetailResult>
+    func search(_ query: SearchQuery, at cursor: PageCursor) -> SourceStep<SearchResults>
+    /// The item with this id. `known` is the last copy of it the proxy kept from a list, for sources that say they
+    /// build on it (``detailBuildsOnListedCopy``): the best sellers enrich a listed book from Google Books.
+    func detail(id: String, known: CatalogItem?) -> SourceStep<DetailResult>
+    var detailBuildsOnListedCopy: Bool { get }
+    /// The source's categories; nil when it has none.
+    func categories() -> SourceStep<[CatalogCategory]>?
     /// Whether search results are references resolved into items (and kept): a detail then looks among those kept
     /// first.
     var resolvesReferences: Bool { get }
@@ -60,6 +81,8 @@ enum SourceError: Error, Equatable {
 extension CatalogSource {
     /// Sources whose search results are items never see a reference.
     var resolvesReferences: Bool { false }
+    var detailBuildsOnListedCopy: Bool { false }
+    func categories() -> SourceStep<[CatalogCategory]>? { nil }
     func resolve(reference: String) -> SourceStep<CatalogItem?> { .done(nil) }
     func listing(of item: CatalogItem) -> CatalogItem { item }
 }
@@ -73,10 +96,15 @@ enum Upstream {
         return collapsed.isEmpty ? nil : collapsed
     }
 
-    /// An image or link URL fit for an app: https only (http upgraded, protocol-relative completed), else nil.
+    /// An image or link URL fit for an app: https only (http upgraded, protocol-relative and scheme-less ones like
+    /// `www.91-img.com/…` completed), else nil.
     static func secureURL(_ text: String?) -> String? {
         guard var text = clean(text) else { return nil }
         if text.hasPrefix("//") { text = "https:" + text }
+        if !text.contains("://"), let host = text.split(separator: "/").first, host.contains("."),
+           host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }) {
+            text = "https://" + text
+        }
         if text.lowercased().hasPrefix("http://") { text = "https://" + text.dropFirst("http://".count) }
         guard let url = URL(string: text), url.scheme?.lowercased() == "https", url.host != nil else { return nil }
         return text
@@ -121,4 +149,20 @@ extension KeyedDecodingContainer {
     func lenient<Value: Decodable>(_ key: Key, as type: Value.Type = Value.self) -> Value? {
         (try? decodeIfPresent(type, forKey: key)) ?? nil
     }
+}
+
+/// A number that sources send as an integer, a decimal or a string (`179`, `179.99`, `"0.00"`); anything else is nil.
+struct LenientNumber: Decodable, Sendable {
+    var value: Double?
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Double.self) {
+            value = number.isFinite ? number : nil
+        } else if let text = try? container.decode(String.self), let number = Double(text.trimmingCharacters(in: .whitespaces)) {
+            value = number.isFinite ? number : nil
+        }
+    }
+
+    var integer: Int? { value.flatMap { $0.rounded() == $0 && abs($0) < 1e15 ? Int($0) : nil } }
 }

@@ -39,12 +39,24 @@ enum SourceStep<Value: Sendable>: Sendable {
 }
 
 /// An upstream's answer to one request: a 2xx, or a 404 (which only the source can read: "no such item" for a
-/// detail, a failure for a search). Every other status is an ``UpstreamFailure`` and never reaches a source.
+/// detail, a failure for a search). Every other outcome is an ``UpstreamFailure`` that ends the step, unless the
+/// request is ``UpstreamRequest/tolerant``: then it reaches the source as `failure`, for it to do without.
 struct UpstreamAnswer: Sendable, Equatable {
     var status: Int
     var body: Data
+    var failure: UpstreamFailure?
+
+    init(status: Int, body: Data, failure: UpstreamFailure? = nil) {
+        self.status = status
+        self.body = body
+        self.failure = failure
+    }
 
     var isNotFound: Bool { status == 404 }
+
+    static func failed(_ failure: UpstreamFailure) -> UpstreamAnswer {
+        UpstreamAnswer(status: 0, body: Data(), failure: failure)
+    }
 }
 
 /// The upstreams behind the sources, each with its own base URL, key and limits (``UpstreamSettings``).
@@ -57,6 +69,13 @@ struct UpstreamName: RawRepresentable, Sendable, Hashable, CustomStringConvertib
     static let rijksmuseumSearch = UpstreamName(rawValue: "rijksmuseum-search")
     /// The museum's Linked Art records (`id.rijksmuseum.nl`).
     static let rijksmuseumRecords = UpstreamName(rawValue: "rijksmuseum-records")
+    /// The NYT Books API (best-seller lists).
+    static let nytBooks = UpstreamName(rawValue: "nyt-books")
+    static let googleBooks = UpstreamName(rawValue: "google-books")
+    /// A host serving the mobile phones API (the brief's own host is gone; the proxy serves a loaded copy).
+    static let mobiles = UpstreamName(rawValue: "mobiles")
+    /// The public flash cards endpoint.
+    static let flashcards = UpstreamName(rawValue: "flashcards")
 }
 
 /// A request to an upstream, relative to that upstream's configured base URL. Only a source builds one, from
@@ -70,6 +89,8 @@ struct UpstreamRequest: Sendable, Hashable {
     /// When set, the answer is kept in PostgreSQL for this long, for every replica, and replicas asking for it at once
     /// make one call between them: for answers that many requests share (a search's id page, a maker's record).
     var sharedFor: TimeInterval?
+    /// A request the source can do without: its failure reaches the source as an answer instead of failing the step.
+    var tolerant = false
 
     struct QueryItem: Sendable, Hashable {
         var name: String

@@ -23,9 +23,9 @@ struct TicketmasterSource: CatalogSource {
             && cursor.page < maximumDepth / cursor.pageSize
     }
 
-    func search(text: String, at cursor: PageCursor) -> SourceStep<SearchResults> {
+    func search(_ query: SearchQuery, at cursor: PageCursor) -> SourceStep<SearchResults> {
         let request = UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events.json", query: [
-            .init(name: "city", value: text), .init(name: "size", value: String(cursor.pageSize)),
+            .init(name: "city", value: query.text), .init(name: "size", value: String(cursor.pageSize)),
             .init(name: "page", value: String(cursor.page)), .init(name: "sort", value: "date,asc"),
         ])
         return .fetch(request) { answer in
@@ -35,7 +35,7 @@ struct TicketmasterSource: CatalogSource {
         }
     }
 
-    func detail(id: String) -> SourceStep<DetailResult> {
+    func detail(id: String, known: CatalogItem?) -> SourceStep<DetailResult> {
         .fetch(UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events/\(id).json")) { answer in
             .done(answer.isNotFound ? .notFound : .item(try decodeDetail(answer.body)))
         }

@@ -59,26 +59,33 @@ struct SeenItems: Sendable {
     /// The last copy of an item seen within the window, as the body the detail route serves, and the seconds since the
     /// item was last seen; nil when there is none, or when the database cannot be asked (logged).
     func lastCopy(experience: ExperienceID, id: String, logger: Logger) async -> (body: CachedBody, age: Int)? {
+        // Re-encoded: jsonb keeps its own spacing and key order, and the route serves the service's encoding.
+        guard let (item, age) = await read(experience: experience, id: id, logger: logger),
+              let body = try? ServiceJSON.encoder.encode(item)
+        else { return nil }
+        return (CachedBody(body: body), age)
+    }
+
+    /// The last copy of an item seen within the window, for a detail that builds on it.
+    func lastItem(experience: ExperienceID, id: String, logger: Logger) async -> CatalogItem? {
+        await read(experience: experience, id: id, logger: logger)?.item
+    }
+
+    private func read(experience: ExperienceID, id: String, logger: Logger) async -> (item: CatalogItem, age: Int)? {
         guard window > 0 else { return nil }
         do {
-            return try await readLastCopy(experience: experience, id: id)
+            let rows = try await pool.query("""
+                SELECT item::text, extract(epoch FROM now() - seen_at)::float8 FROM seen_items
+                 WHERE experience = \(experience.rawValue) AND item_id = \(id)
+                   AND seen_at > now() - make_interval(secs => \(window))
+                """, prepare: true).rows
+            guard let row = rows.first else { return nil }
+            let (text, age) = try row.decode((String, Double).self)
+            return (try ServiceJSON.decoder.decode(CatalogItem.self, from: Data(text.utf8)), Int(age))
         } catch {
             logger.warning("could not read the last copy of an item", metadata: ["error": "\(error)"])
             return nil
         }
-    }
-
-    private func readLastCopy(experience: ExperienceID, id: String) async throws -> (body: CachedBody, age: Int)? {
-        let rows = try await pool.query("""
-            SELECT item::text, extract(epoch FROM now() - seen_at)::float8 FROM seen_items
-             WHERE experience = \(experience.rawValue) AND item_id = \(id)
-               AND seen_at > now() - make_interval(secs => \(window))
-            """, prepare: true).rows
-        guard let row = rows.first else { return nil }
-        let (text, age) = try row.decode((String, Double).self)
-        // Re-encoded: jsonb keeps its own spacing and key order, and the route serves the service's encoding.
-        let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: Data(text.utf8))
-        return (CachedBody(body: try ServiceJSON.encoder.encode(item)), Int(age))
     }
 
     /// Deletes the copies past the window, now and then (``PruneSchedule``).

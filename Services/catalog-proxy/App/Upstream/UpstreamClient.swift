@@ -18,6 +18,8 @@ struct UpstreamSettings: Sendable {
     var burst: Double
     /// Calls allowed per UTC day (the upstream's quota), if it has one.
     var dailyQuota: Int?
+    /// Calls allowed per minute by every replica together (``MinuteQuotaLedger``), if the upstream counts them.
+    var callsPerMinute: Int?
     /// Bound on one attempt, connection to last byte (enforced around the whole attempt, body included).
     var attemptTimeout: Duration
     /// Attempts for one request: retries only on timeouts, connection failures and 5xx (all requests are GETs).
@@ -167,13 +169,16 @@ struct UpstreamClient: Sendable {
     let name: UpstreamName
     let settings: UpstreamSettings
     let gate: UpstreamGate
+    let minuteLedger: MinuteQuotaLedger?
     let httpClient: HTTPClient
     let concurrency: AsyncSemaphore
 
-    init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, httpClient: HTTPClient) {
+    init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, minuteLedger: MinuteQuotaLedger? = nil,
+         httpClient: HTTPClient) {
         self.name = name
         self.settings = settings
         self.gate = gate
+        self.minuteLedger = settings.callsPerMinute == nil ? nil : minuteLedger
         self.httpClient = httpClient
         concurrency = AsyncSemaphore(permits: settings.maximumConcurrentCalls)
     }
@@ -215,12 +220,17 @@ struct UpstreamClient: Sendable {
         throw lastFailure
     }
 
-    /// Passes the gate, waiting for our own rate limit when the wait is within ``UpstreamSettings/queueWait``.
+    /// Passes the gate and the shared per-minute budget, waiting for our own rate limit when the wait is within
+    /// ``UpstreamSettings/queueWait``.
     private func admit() async throws(UpstreamFailure) {
         var waited: TimeInterval = 0
         while true {
             do throws(UpstreamFailure) {
-                return try await gate.admit(now: Date())
+                try await gate.admit(now: Date())
+                if let minuteLedger, let perMinute = settings.callsPerMinute {
+                    try await minuteLedger.reserve(upstream: name.rawValue, perMinute: perMinute)
+                }
+                return
             } catch .rateLimited(let wait) where waited + wait <= settings.queueWait {
                 waited += wait
                 try? await Task.sleep(for: .seconds(wait))
@@ -271,7 +281,15 @@ struct UpstreamClient: Sendable {
                 throw UpstreamFailure.rateLimited(retryAfter: until.timeIntervalSince(now))
             }
             let body = try await response.body.collect(upTo: settings.maximumBodyBytes)
-            if (400..<500).contains(status) && status != 404 { throw UpstreamFailure.rejected(status) }
+            if (400..<500).contains(status) && status != 404 {
+                if Self.isQuotaRefusal(Data(body.readableBytesView)) {
+                    // A spent quota said with another status (Google Books answers 400 or 403): a pause, as for 429.
+                    let until = Date().addingTimeInterval(Self.quotaRefusalPause)
+                    gate.quotaExhausted(until: until)
+                    throw UpstreamFailure.rateLimited(retryAfter: Self.quotaRefusalPause)
+                }
+                throw UpstreamFailure.rejected(status)
+            }
             guard (200..<300).contains(status) || status == 404 else {
                 throw UpstreamFailure.failed("status \(status)")
             }
@@ -285,6 +303,17 @@ struct UpstreamClient: Sendable {
         } catch {
             throw .failed("\(type(of: error))")
         }
+    }
+
+    /// How long an upstream that said its quota is spent (other than with a 429) is left alone.
+    static let quotaRefusalPause: TimeInterval = 60
+
+    /// Whether an error body says a quota or rate limit is spent (Google's `reason`s, in any status).
+    static func isQuotaRefusal(_ body: Data) -> Bool {
+        guard body.count <= 65_536 else { return false }
+        let text = String(decoding: body, as: UTF8.self)
+        return ["rateLimitExceeded", "dailyLimitExceeded", "quotaExceeded", "userRateLimitExceeded", "RESOURCE_EXHAUSTED"]
+            .contains { text.contains("\"\($0)\"") }
     }
 
     /// Until when a 429 closes the upstream. Ticketmaster's gateway sends two kinds, told apart by the body's

@@ -7,7 +7,7 @@ import ServiceKit
 /// Search and detail for every source: the response cache in front, the source's steps run against the guarded
 /// upstreams behind, references resolved into items, and the last copies kept for when an upstream fails.
 struct Catalog: Sendable {
-    let sources: [ExperienceID: any CatalogSource]
+    let backends: [ExperienceID: CatalogBackend]
     let runner: StepRunner
     let resolver: ItemResolver
     let cache: ResponseCache
@@ -18,22 +18,48 @@ struct Catalog: Sendable {
     /// user asking for random ids cannot spend everyone's.
     let misses: UserRateLimiter
 
-    func source(for experience: String) throws -> any CatalogSource {
-        guard let source = sources[ExperienceID(rawValue: experience)] else {
+    /// How long an experience's categories are served from this replica's cache (they change over days).
+    static let categoriesPolicy = CachePolicy(ttl: 3600, staleWhileRevalidate: 3600, staleIfError: 7 * 86_400)
+
+    func backend(for experience: String) throws -> CatalogBackend {
+        guard let backend = backends[ExperienceID(rawValue: experience)] else {
             throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(experience)\".")
         }
-        return source
+        return backend
     }
 
-    func search(_ source: any CatalogSource, text: String, at cursor: PageCursor, user: UUID, requestID: String,
-                logger: Logger) async throws -> ResponseCache.Lookup
+    func search(_ backend: CatalogBackend, _ query: SearchQuery, at cursor: PageCursor, user: UUID,
+                requestID: String, logger: Logger) async throws -> ResponseCache.Lookup
     {
-        let key = "\(source.experience)|search|\(text.lowercased())|\(cursor.cacheKey)"
-        return try await lookup(key: key, policy: searchPolicy, user: user, logger: logger) {
-            let results = try await runner.run(source.search(text: text, at: cursor), requestID: requestID,
-                                               logger: logger)
-            let page = try await page(of: results, from: source, requestID: requestID, logger: logger)
-            return CachedBody(body: try ServiceJSON.encoder.encode(page), isComplete: !page.partial)
+        let key = "\(backend.experience)|search|\(query.cacheKey)|\(cursor.cacheKey)"
+        switch backend {
+        case .upstream(let source):
+            return try await lookup(key: key, policy: searchPolicy, user: user, logger: logger) {
+                let results = try await runner.run(source.search(query, at: cursor), requestID: requestID,
+                                                   logger: logger)
+                let page = try await page(of: results, from: source, requestID: requestID, logger: logger)
+                return CachedBody(body: try ServiceJSON.encoder.encode(page), isComplete: !page.partial)
+            }
+        case .dataset(let dataset):
+            // Served from PostgreSQL: not an upstream miss, so no user's budget is spent on it.
+            return try await lookup(key: key, policy: searchPolicy, user: nil, logger: logger) {
+                let page = try await dataset.page(query, at: cursor, requestID: requestID, logger: logger)
+                return CachedBody(body: try ServiceJSON.encoder.encode(page))
+            }
+        }
+    }
+
+    /// The experience's categories; an experience without any has none to list (404).
+    func categories(_ backend: CatalogBackend, user: UUID, requestID: String, logger: Logger) async throws
+        -> ResponseCache.Lookup
+    {
+        guard case .upstream(let source) = backend, let step = source.categories() else {
+            throw ServiceProblem(.notFound, .notFound, "The experience \"\(backend.experience)\" has no categories.")
+        }
+        return try await lookup(key: "\(source.experience)|categories", policy: Self.categoriesPolicy, user: user,
+                                logger: logger) {
+            let categories = try await runner.run(step, requestID: requestID, logger: logger)
+            return CachedBody(body: try ServiceJSON.encoder.encode(CategoryList(categories: categories)))
         }
     }
 
@@ -68,39 +94,51 @@ struct Catalog: Sendable {
         return CatalogPage(items: items, nextCursor: results.next?.encoded, partial: !resolution.failures.isEmpty)
     }
 
-    func detail(_ source: any CatalogSource, id: String, user: UUID, requestID: String, logger: Logger) async throws
+    func detail(_ backend: CatalogBackend, id: String, user: UUID, requestID: String, logger: Logger) async throws
         -> ResponseCache.Lookup
     {
-        let (seen, resolved) = (seen, resolver.resolved)
-        return try await lookup(key: "\(source.experience)|item|\(id)", policy: detailPolicy, user: user,
-                                logger: logger) {
-            let item = try await detailItem(source, id: id, requestID: requestID, logger: logger)
-            return CachedBody(body: try ServiceJSON.encoder.encode(item))
-        } fallback: {
-            // No copy in this replica's cache: the last copy any replica kept, from a search or a detail.
-            if source.resolvesReferences, let kept = try? await resolved.copy(ofItem: id, in: source.experience) {
-                return (CachedBody(body: (try? ServiceJSON.encoder.encode(kept.copy.item)) ?? Data()), kept.copy.age)
+        let key = "\(backend.experience)|item|\(id)"
+        switch backend {
+        case .dataset(let dataset):
+            return try await lookup(key: key, policy: detailPolicy, user: nil, logger: logger) {
+                CachedBody(body: try ServiceJSON.encoder.encode(
+                    try await dataset.item(id, requestID: requestID, logger: logger)))
             }
-            return await seen.lastCopy(experience: source.experience, id: id, logger: logger)
+        case .upstream(let source):
+            let (seen, resolved) = (seen, resolver.resolved)
+            return try await lookup(key: key, policy: detailPolicy, user: user, logger: logger) {
+                try await detailBody(source, id: id, requestID: requestID, logger: logger)
+            } fallback: {
+                // No copy in this replica's cache: the last copy any replica kept, from a search or a detail.
+                if source.resolvesReferences, let kept = try? await resolved.copy(ofItem: id, in: source.experience),
+                   let body = try? ServiceJSON.encoder.encode(kept.copy.item) {
+                    return (CachedBody(body: body), kept.copy.age)
+                }
+                return await seen.lastCopy(experience: source.experience, id: id, logger: logger)
+            }
         }
     }
 
-    private func detailItem(_ source: any CatalogSource, id: String, requestID: String, logger: Logger) async throws
-        -> CatalogItem
+    private func detailBody(_ source: any CatalogSource, id: String, requestID: String, logger: Logger) async throws
+        -> CachedBody
     {
         // A resolved item kept by any replica answers without an upstream call.
         if source.resolvesReferences, let kept = try? await resolver.resolved.copy(ofItem: id, in: source.experience),
            kept.copy.isFresh {
-            return kept.copy.item
+            return CachedBody(body: try ServiceJSON.encoder.encode(kept.copy.item))
         }
-        switch try await runner.run(source.detail(id: id), requestID: requestID, logger: logger) {
+        let known = source.detailBuildsOnListedCopy
+            ? await seen.lastItem(experience: source.experience, id: id, logger: logger) : nil
+        switch try await runner.run(source.detail(id: id, known: known), requestID: requestID, logger: logger) {
         case .item(let item):
             await seen.remember([item], detailed: true, logger: logger)
-            return item
+            return CachedBody(body: try ServiceJSON.encoder.encode(item))
+        case .incomplete(let item):
+            return CachedBody(body: try ServiceJSON.encoder.encode(item), isComplete: false)
         case .reference(let reference):
             let item = try await resolver.item(for: reference, source: source, requestID: requestID, logger: logger)
             guard let item, item.id == id else { throw UpstreamFailure.notFound }
-            return item
+            return CachedBody(body: try ServiceJSON.encoder.encode(item))
         case .notFound:
             await seen.forget(experience: source.experience, id: id, logger: logger)
             throw UpstreamFailure.notFound
@@ -109,7 +147,8 @@ struct Catalog: Sendable {
 
     /// The cached or loaded body for `key`; when the upstream fails (other than with "no such item") and the cache has
     /// no copy, `fallback`'s, served as stale.
-    private func lookup(key: String, policy: CachePolicy, user: UUID, logger: Logger,
+    /// `user` spends a miss of their budget when the load goes upstream; nil for loads that do not.
+    private func lookup(key: String, policy: CachePolicy, user: UUID?, logger: Logger,
                         load: @escaping @Sendable () async throws -> CachedBody,
                         fallback: () async -> (body: CachedBody, age: Int)? = { nil }) async throws
         -> ResponseCache.Lookup
@@ -117,7 +156,7 @@ struct Catalog: Sendable {
         do {
             let lookup = try await cache.value(
                 for: key, policy: policy, isDefinitive: { ($0 as? UpstreamFailure) == .notFound },
-                admit: { try misses.admit(user) }, load: load)
+                admit: { if let user { try misses.admit(user) } }, load: load)
             if lookup.freshness == .stale {
                 logger.warning("upstream failed; serving the last good copy", metadata: ["age_seconds": "\(lookup.age)"])
             }

@@ -60,6 +60,17 @@ struct StepRunner: Sendable {
     /// One request's answer: joined with an identical one in flight on this replica, else from the shared store, else
     /// from the upstream.
     func fetch(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws -> UpstreamAnswer {
+        guard request.tolerant else { return try await fetchRequired(request, requestID: requestID, logger: logger) }
+        do {
+            return try await fetchRequired(request, requestID: requestID, logger: logger)
+        } catch let failure as UpstreamFailure {
+            return .failed(failure)
+        }
+    }
+
+    private func fetchRequired(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws
+        -> UpstreamAnswer
+    {
         guard let client = clients[request.upstream] else {
             throw UpstreamFailure.failed("no upstream \(request.upstream) is configured")
         }

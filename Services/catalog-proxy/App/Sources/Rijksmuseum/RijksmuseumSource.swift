@@ -58,8 +58,8 @@ struct RijksmuseumSource: CatalogSource {
 
     // MARK: Search
 
-    func search(text: String, at cursor: PageCursor) -> SourceStep<SearchResults> {
-        collect(filters: Self.phases(for: text), at: cursor, into: [], overlap: nil,
+    func search(_ query: SearchQuery, at cursor: PageCursor) -> SourceStep<SearchResults> {
+        collect(filters: Self.phases(for: query.text), at: cursor, into: [], overlap: nil,
                 pagesLeft: Self.pagesPerRequest)
     }
 
@@ -129,7 +129,7 @@ struct RijksmuseumSource: CatalogSource {
     // MARK: Detail and records
 
     /// The record with this object number; the proxy resolves it (or finds it already resolved).
-    func detail(id: String) -> SourceStep<DetailResult> {
+    func detail(id: String, known: CatalogItem?) -> SourceStep<DetailResult> {
         let request = UpstreamRequest(upstream: .rijksmuseumSearch, path: "/search/collection",
                                       query: [.init(name: "objectNumber", value: id)])
         return .fetch(request) { answer in

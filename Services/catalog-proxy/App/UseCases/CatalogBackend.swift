@@ -1,0 +1,40 @@
+import Contracts
+import Foundation
+
+/// What serves an experience: a source asked upstream on demand, or a dataset the proxy keeps.
+enum CatalogBackend: Sendable {
+    case upstream(any CatalogSource)
+    case dataset(DatasetCatalog)
+
+    var experience: ExperienceID {
+        switch self {
+        case .upstream(let source): source.experience
+        case .dataset(let dataset): dataset.source.experience
+        }
+    }
+
+    var maximumPageSize: Int {
+        switch self {
+        case .upstream(let source): source.maximumPageSize
+        case .dataset(let dataset): dataset.source.maximumPageSize
+        }
+    }
+
+    func canonicalID(_ id: String) -> String? {
+        switch self {
+        case .upstream(let source): source.canonicalID(id)
+        case .dataset(let dataset): dataset.source.canonicalID(id)
+        }
+    }
+
+    /// Datasets page by number, without a bound worth a client's while.
+    func isReachable(_ cursor: PageCursor) -> Bool {
+        switch self {
+        case .upstream(let source):
+            return source.isReachable(cursor)
+        case .dataset(let dataset):
+            return cursor.phase == 0 && cursor.token == nil && cursor.offset == 0
+                && cursor.pageSize <= dataset.source.maximumPageSize && cursor.page < 100_000 / cursor.pageSize
+        }
+    }
+}
