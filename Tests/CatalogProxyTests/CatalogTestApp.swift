@@ -17,6 +17,8 @@ struct CatalogHarness: Sendable {
     let otherReplica: (any TestClientProtocol)?
     let replay: ReplayUpstream
     let token: String
+    /// The catalog's database (both replicas share it).
+    let databaseURL: String
 
     static let authority = TestAuthority()
 
@@ -31,8 +33,17 @@ struct CatalogHarness: Sendable {
     /// Upstream requests the replay server received (control calls are not logged).
     var upstreamCalls: Int { replay.requestLog.count }
 
+    /// The recorded phones and their images, as `catalog-proxy load mobiles` takes them.
+    static let mobilesFiles = ["mobiles/harshil64-mobiles-list.json", "mobiles/unidentified-repo-mobile-1-images.json"]
+        .map { Fixtures.root.appending(path: $0) }
+    static let cardsFiles = [Fixtures.root.appending(path: "flashcards/bcecilio-cards-live.json")]
+    /// In `environment`'s values, stands for the replay server's base URL.
+    static let replayURL = "{replay}"
+
+    /// A catalog on a throwaway database whose upstreams are the replay server; with `loadDatasets`, the recorded
+    /// phones and cards are loaded first, as `scripts/stack up` loads them.
     static func withCatalog(
-        environment: [String: String] = [:], secondReplica: Bool = false,
+        environment: [String: String] = [:], secondReplica: Bool = false, loadDatasets: Bool = false,
         _ test: @escaping @Sendable (CatalogHarness) async throws -> Void
     ) async throws {
         let replay = try ReplayUpstream(fixtures: Fixtures.root)
@@ -44,19 +55,25 @@ struct CatalogHarness: Sendable {
             try await withTestDatabase { database in
                 let reader = testConfigReader(databaseURL: database.connectionString, environment: [
                     "AUTH_URL": base, "TICKETMASTER_URL": base, "RIJKSMUSEUM_SEARCH_URL": base,
-                    "RIJKSMUSEUM_RECORDS_URL": base + "/id",
+                    "RIJKSMUSEUM_RECORDS_URL": base + "/id", "NYT_BOOKS_URL": base, "NYT_BOOKS_API_KEY": "test-nyt-key",
+                    "GOOGLE_BOOKS_URL": base, "FLASHCARDS_URL": base,
                     "TICKETMASTER_API_KEY": "test-ticketmaster-key",
                     "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "10000",
-                ].merging(environment) { _, override in override })
+                ].merging(environment.mapValues { $0.replacingOccurrences(of: replayURL, with: base) }) { $1 })
+                if loadDatasets {
+                    _ = try await loadDataset("mobiles", files: mobilesFiles, reader: reader)
+                    _ = try await loadDataset("flashcards", files: cardsFiles, reader: reader)
+                }
                 let app = try await buildApplication(reader: reader)
                 try await app.test(.router) { client in
                     let token = try await token()
                     guard secondReplica else {
                         return try await test(CatalogHarness(client: client, otherReplica: nil, replay: replay,
-                                                             token: token))
+                                                             token: token, databaseURL: database.connectionString))
                     }
                     try await buildApplication(reader: reader).test(.router) { other in
-                        try await test(CatalogHarness(client: client, otherReplica: other, replay: replay, token: token))
+                        try await test(CatalogHarness(client: client, otherReplica: other, replay: replay, token: token,
+                                                     databaseURL: database.connectionString))
                     }
                 }
             }
