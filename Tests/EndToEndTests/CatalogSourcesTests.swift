@@ -35,5 +35,48 @@ extension EndToEnd {
             #expect(nightWatch.artwork?.productionPlaces.contains("Amsterdam") == true)
             #expect(nightWatch.imageURL?.hasPrefix("https://iiif.micr.io/") == true)
         }
+
+        /// The phones app: the list, sorted three ways, and a phone's pictures.
+        @Test func mobilesListedSortedThreeWaysWithAPhonesImages() async throws {
+            let app = try await Self.signedIn(.mobiles)
+            let list = try await app.get("/v1/catalog/mobiles/items").decode(CatalogPage.self).items
+            #expect(list.count == 5)
+            let ascending = try await app.get("/v1/catalog/mobiles/items?sort=price-asc").decode(CatalogPage.self).items
+            #expect(ascending.compactMap(\.phone?.price) == list.compactMap(\.phone?.price).sorted())
+            let descending = try await app.get("/v1/catalog/mobiles/items?sort=price-desc").decode(CatalogPage.self).items
+            #expect(descending.map(\.id) == ascending.map(\.id).reversed())
+            let rated = try await app.get("/v1/catalog/mobiles/items?sort=rating-desc").decode(CatalogPage.self).items
+            #expect(rated.compactMap(\.phone?.rating) == list.compactMap(\.phone?.rating).sorted(by: >))
+            let phone = try await app.get("/v1/catalog/mobiles/items/1").decode(CatalogItem.self)
+            #expect((phone.phone?.images?.count ?? 0) >= 3)
+            #expect(phone.phone?.images?.allSatisfy { $0.hasPrefix("https://") } == true)
+        }
+
+        /// The best sellers app: a list chosen from the categories, its books, a book's Google Books detail.
+        @Test func bestSellersByListWithABooksGoogleBooksDetail() async throws {
+            let app = try await Self.signedIn(.bestsellers)
+            let lists = try await app.get("/v1/catalog/bestsellers/categories").decode(CategoryList.self).categories
+            #expect(lists.contains { $0.id == "hardcover-fiction" })
+            let books = try await app.get("/v1/catalog/bestsellers/items?category=hardcover-fiction")
+                .decode(CatalogPage.self).items
+            #expect(books.count == 15)
+            #expect(books.first?.book?.weeksOnList != nil && books.first?.imageURL != nil)
+            let detail = try await app.get("/v1/catalog/bestsellers/items/\(books[0].id)").decode(CatalogItem.self)
+            #expect(detail.book?.enriched == true)
+            #expect(detail.book?.pageCount == 368)
+        }
+
+        /// The flash cards app's search tab: the public cards, and a search by title.
+        @Test func publicFlashCardsListedAndSearched() async throws {
+            let app = try await Self.signedIn(.flashcards)
+            let page = try await app.get("/v1/catalog/flashcards/items?limit=50").decode(CatalogPage.self)
+            #expect(page.items.count == 50)
+            #expect(page.items.allSatisfy { ($0.card?.facts.count ?? 0) >= 1 })
+            let next = try #require(page.nextCursor)
+            #expect(try await app.get("/v1/catalog/flashcards/items?cursor=\(next)").decode(CatalogPage.self).items.count
+                == 2)
+            let found = try await app.get("/v1/catalog/flashcards/items?q=sort").decode(CatalogPage.self).items
+            #expect(!found.isEmpty && found.allSatisfy { $0.title.localizedCaseInsensitiveContains("sort") })
+        }
     }
 }
