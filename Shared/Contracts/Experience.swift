@@ -34,10 +34,14 @@ public struct Experience: Codable, Sendable, Equatable, Identifiable {
     public var categories: CategoryCapability?
     /// The catalog's sort orders (`sort=`), the default first.
     public var sorts: [SortOption]
+    /// The orders of the user's favorites list (`GET /v1/favorites?sort=`), the default first.
+    public var favoriteSorts: [SortOption]
+    /// Whether users write items of their own into their favorites (flash cards: `POST /v1/favorites/{experience}/cards`).
+    public var userWrittenItems: Bool
 
     public init(id: ExperienceID, displayName: String, itemNoun: String, searchHint: String, itemKind: ItemKind,
                 search: SearchCapability?, browsable: Bool, categories: CategoryCapability? = nil,
-                sorts: [SortOption]) {
+                sorts: [SortOption], favoriteSorts: [SortOption], userWrittenItems: Bool = false) {
         self.id = id
         self.displayName = displayName
         self.itemNoun = itemNoun
@@ -47,6 +51,8 @@ public struct Experience: Codable, Sendable, Equatable, Identifiable {
         self.browsable = browsable
         self.categories = categories
         self.sorts = sorts
+        self.favoriteSorts = favoriteSorts
+        self.userWrittenItems = userWrittenItems
     }
 
     /// Every experience this version of the backend serves, in picker order.
@@ -54,25 +60,26 @@ public struct Experience: Codable, Sendable, Equatable, Identifiable {
         Experience(id: .ticketmaster, displayName: "Ticketmaster", itemNoun: "Events",
                    searchHint: "Search events by city", itemKind: .event,
                    search: SearchCapability(matches: .city), browsable: false,
-                   sorts: [SortOption(id: .date, name: "Soonest first")]),
+                   sorts: [.soonest], favoriteSorts: [.recent, .oldest, .title, .priceLowToHigh]),
         Experience(id: .rijksmuseum, displayName: "Rijksmuseum", itemNoun: "Artworks",
                    searchHint: "Search artworks by name", itemKind: .artwork,
                    search: SearchCapability(matches: .name), browsable: true,
-                   sorts: [SortOption(id: .relevance, name: "Best match")]),
+                   sorts: [SortOption(id: .relevance, name: "Best match")],
+                   favoriteSorts: [.recent, .oldest, .title]),
         Experience(id: .mobiles, displayName: "Mobile Phones", itemNoun: "Phones",
                    searchHint: "Search phones by name or brand", itemKind: .phone,
                    search: SearchCapability(matches: .name), browsable: true,
-                   sorts: [SortOption(id: .featured, name: "Featured"), SortOption(id: .priceAscending, name: "Price (low to high)"),
-                           SortOption(id: .priceDescending, name: "Price (high to low)"),
-                           SortOption(id: .ratingDescending, name: "Rating (5 to 1)")]),
+                   sorts: [SortOption(id: .featured, name: "Featured"), .priceLowToHigh, .priceHighToLow, .ratingHighToLow],
+                   favoriteSorts: [.recent, .priceLowToHigh, .priceHighToLow, .ratingHighToLow]),
         Experience(id: .bestsellers, displayName: "NYT Best Sellers", itemNoun: "Books",
                    searchHint: "Best sellers by list", itemKind: .book, search: nil, browsable: true,
                    categories: CategoryCapability(noun: "List", required: true),
-                   sorts: [SortOption(id: .rank, name: "Rank")]),
+                   sorts: [SortOption(id: .rank, name: "Rank")], favoriteSorts: [.recent, .oldest, .title]),
         Experience(id: .flashcards, displayName: "Flash Cards", itemNoun: "Cards",
                    searchHint: "Search cards by title", itemKind: .card,
                    search: SearchCapability(matches: .title), browsable: true,
-                   sorts: [SortOption(id: .featured, name: "Featured")]),
+                   sorts: [SortOption(id: .featured, name: "Featured")], favoriteSorts: [.recent, .oldest, .title],
+                   userWrittenItems: true),
     ]
 
     /// The experience with this id, if this version knows it.
@@ -131,6 +138,14 @@ public struct SortOption: Codable, Sendable, Equatable {
         self.id = id
         self.name = name
     }
+
+    static let soonest = SortOption(id: .date, name: "Soonest first")
+    static let recent = SortOption(id: .recent, name: "Recently added")
+    static let oldest = SortOption(id: .oldest, name: "First added")
+    static let title = SortOption(id: .title, name: "Title")
+    static let priceLowToHigh = SortOption(id: .priceAscending, name: "Price (low to high)")
+    static let priceHighToLow = SortOption(id: .priceDescending, name: "Price (high to low)")
+    static let ratingHighToLow = SortOption(id: .ratingDescending, name: "Rating (5 to 1)")
 }
 
 public struct ListSort: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
@@ -146,6 +161,10 @@ public struct ListSort: RawRepresentable, Codable, Sendable, Hashable, CustomStr
     public static let date = ListSort(rawValue: "date")
     /// The list's rank, 1 first.
     public static let rank = ListSort(rawValue: "rank")
+    /// Favorites: the most recently added first, the first added first, by title.
+    public static let recent = ListSort(rawValue: "recent")
+    public static let oldest = ListSort(rawValue: "oldest")
+    public static let title = ListSort(rawValue: "title")
     public static let priceAscending = ListSort(rawValue: "price-asc")
     public static let priceDescending = ListSort(rawValue: "price-desc")
     public static let ratingDescending = ListSort(rawValue: "rating-desc")

@@ -16,11 +16,17 @@ public struct Favorite: Codable, Sendable, Equatable {
     /// catalog gave them, so the Favorites tab can show when an event is without asking the catalog.
     public var localDate: String?
     public var localTime: String?
+    /// Books: the rank on the list it was saved from.
+    public var rank: Int?
+    /// Cards: the facts on the back.
+    public var facts: [String]?
+    /// A card the user wrote (not saved from the catalog); absent (false) otherwise.
+    public var writtenByUser: Bool?
     public var favoritedAt: Date
 
     public init(experience: ExperienceID, itemId: String, title: String, subtitle: String?, imageURL: String?,
-                price: Double?, rating: Double?, localDate: String? = nil, localTime: String? = nil,
-                favoritedAt: Date) {
+                price: Double?, rating: Double?, localDate: String? = nil, localTime: String? = nil, rank: Int? = nil,
+                facts: [String]? = nil, writtenByUser: Bool? = nil, favoritedAt: Date) {
         self.experience = experience
         self.itemId = itemId
         self.title = title
@@ -30,8 +36,29 @@ public struct Favorite: Codable, Sendable, Equatable {
         self.rating = rating
         self.localDate = localDate
         self.localTime = localTime
+        self.rank = rank
+        self.facts = facts
+        self.writtenByUser = writtenByUser
         self.favoritedAt = favoritedAt
     }
+}
+
+/// `POST /v1/favorites/{experience}/cards`: a card the user writes, kept among their favorites.
+public struct CardDraft: Codable, Sendable, Equatable {
+    public var title: String
+    /// At least two.
+    public var facts: [String]
+
+    public init(title: String, facts: [String]) {
+        self.title = title
+        self.facts = facts
+    }
+
+    /// The bounds a card is held to (the server's, so a client can check before sending).
+    public static let maximumTitleLength = 200
+    public static let minimumFacts = 2
+    public static let maximumFacts = 10
+    public static let maximumFactLength = 1000
 }
 
 /// `GET /v1/favorites?experience=`: one page of the user's favorites.

@@ -100,6 +100,9 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     // Favorites (409, 503)
     /// The user has as many favorites in this experience as one may keep; unfavorite some first (409).
     public static let favoritesLimitReached = ProblemType(rawValue: "favorites-limit-reached")
+    /// The user already keeps a card with this title (written or saved, compared without case or surrounding
+    /// spaces): the new one is refused (409).
+    public static let cardTitleTaken = ProblemType(rawValue: "card-title-taken")
     /// catalog-proxy could not be asked about the item, so nothing was stored; retry shortly (503).
     public static let catalogUnavailable = ProblemType(rawValue: "catalog-unavailable")
 

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// Identifiers that cannot be parameters go through ``Interpolation/appendInterpolation(identifier:)``, which
 /// quotes them; fixed fragments chosen at run time (a sort order) go through
-/// ``Interpolation/appendInterpolation(raw:)``, which only accepts compile-time constants.
+/// ``Interpolation/appendInterpolation(raw:)``, which only accepts compile-time constants; a clause shared by several
+/// statements, with its own parameters, goes through ``Interpolation/appendInterpolation(fragment:)``.
 public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomStringConvertible {
     /// The statement text with `$n` placeholders.
     public private(set) var text: String
@@ -59,6 +60,26 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
         /// are accepted, so no input can reach the statement text this way.
         public mutating func appendInterpolation(raw fragment: StaticString) {
             sql.text += fragment.description
+        }
+
+        /// Another statement's text and parameters, spliced in (its `$n` renumbered after this one's): for a condition
+        /// or a clause several statements share, written once.
+        public mutating func appendInterpolation(fragment: SQL) {
+            let offset = sql.parameters.count
+            var text = ""
+            var rest = fragment.text[...]
+            while let dollar = rest.firstIndex(of: "$") {
+                text += rest[..<dollar]
+                let digits = rest[rest.index(after: dollar)...].prefix(while: { $0.isASCII && $0.isNumber })
+                if let number = Int(digits) {
+                    text += "$\(number + offset)"
+                } else {
+                    text += "$"
+                }
+                rest = rest[rest.index(dollar, offsetBy: 1 + digits.count)...]
+            }
+            sql.text += text + rest
+            sql.parameters += fragment.parameters
         }
 
         mutating func bind(_ text: String?) {

@@ -141,17 +141,17 @@ import Testing
             let session = try await api.signUp()
             let token = session.accessToken
             var response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
-                experience: "rijksmuseum", preferences: ["defaultCategory": "hardcover-fiction", "theme": "dark"]))
+                experience: "rijksmuseum", preferences: ["listLayout": "grid", "theme": "dark"]))
             #expect(response.status == .ok)
             var profile = try response.decode(UserProfile.self)
             #expect(profile.experience == .rijksmuseum)
-            #expect(profile.preferences == ["defaultCategory": "hardcover-fiction", "theme": "dark"])
+            #expect(profile.preferences == ["listLayout": "grid", "theme": "dark"])
 
             // Merge patch: null removes a key, absent keys stay.
             response = try await api.call(.patch, "/v1/auth/me", token: token,
                                           json: ProfileUpdate(preferences: ["theme": String?.none]))
             profile = try response.decode(UserProfile.self)
-            #expect(profile.preferences == ["defaultCategory": "hardcover-fiction"])
+            #expect(profile.preferences == ["listLayout": "grid"])
             #expect(profile.experience == .rijksmuseum)
 
             struct EmailChange: Encodable, Sendable { let email: String }

@@ -74,9 +74,14 @@ struct FavoritesHarness: Sendable {
             try await withTestDatabase { catalogDatabase in
                 let catalogReader = testConfigReader(databaseURL: catalogDatabase.connectionString, environment: [
                     "AUTH_URL": peer, "TICKETMASTER_URL": peer, "RIJKSMUSEUM_SEARCH_URL": peer,
-                    "RIJKSMUSEUM_RECORDS_URL": peer + "/id",
+                    "RIJKSMUSEUM_RECORDS_URL": peer + "/id", "NYT_BOOKS_URL": peer, "NYT_BOOKS_API_KEY": "k",
+                    "GOOGLE_BOOKS_URL": peer, "FLASHCARDS_URL": peer,
                     "TICKETMASTER_API_KEY": "k", "CATALOG_USER_RATE_PER_SECOND": "1000",
                 ])
+                // The phones are the loaded dataset, as the stack loads it.
+                _ = try await CatalogProxy.loadDataset("mobiles", files: [
+                    fixtures.appending(path: "mobiles/harshil64-mobiles-list.json"),
+                ], reader: catalogReader)
                 let catalog = try await CatalogProxy.buildApplication(reader: catalogReader)
                 try await catalog.test(.live) { catalogClient in
                     let link = try TCPRelay(to: "127.0.0.1", port: catalogClient.port!)

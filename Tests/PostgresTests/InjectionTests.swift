@@ -55,4 +55,17 @@ import Testing
         #expect(sql.description == "SELECT * FROM users WHERE password = $1")
         #expect(sql.parameters == [secret])
     }
+
+    /// A shared clause keeps its own parameters, renumbered after the statement's, whatever their order of use.
+    @Test func aFragmentSplicedIntoAStatementKeepsItsParameters() async throws {
+        let clause: SQL = "body = \("b") OR body = \("$1 is text, not a placeholder")"
+        let statement: SQL = "SELECT count(*) FROM notes WHERE id > \(0) AND (\(fragment: clause)) AND \(true)"
+        #expect(statement.text == "SELECT count(*) FROM notes WHERE id > $1 AND (body = $2 OR body = $3) AND $4")
+        #expect(statement.parameters == ["0", "b", "$1 is text, not a placeholder", "t"])
+        try await withTestPool { pool, _ in
+            try await pool.query("CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)")
+            for body in ["a", "b", "$1 is text, not a placeholder"] { try await pool.query("INSERT INTO notes (body) VALUES (\(body))") }
+            #expect(try await pool.query(statement).single().decode(Int.self, at: 0) == 2)
+        }
+    }
 }

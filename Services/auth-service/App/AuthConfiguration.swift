@@ -10,12 +10,15 @@ import ServiceKit
 /// - `REFRESH_REUSE_GRACE_SECONDS` (default 30): a retried refresh within this time gets the same pair
 /// - `SIGNING_KEY_ROTATION_SECONDS` (default 30 days), `SIGNING_KEY_PUBLISH_LEAD_SECONDS` (default 1 hour)
 /// - `TRUSTED_PROXIES` (default `127.0.0.1/32,::1/128`): peers whose `X-Real-IP` names the client
+/// - `CATALOG_URL` (default `http://127.0.0.1:8082`): catalog-proxy, asked to check a `defaultCategory` preference
+///   (not needed for readiness: accounts and sign-in never wait on the catalog)
 struct AuthConfiguration: Sendable {
     var bcryptCost: Int
     var accessTokenLifetime: TimeInterval
     var sessions: SessionPolicy
     var keySchedule: KeySchedule
     var trustedProxies: TrustedProxies
+    var catalogURL: String
     /// How long `/.well-known/jwks.json` may be cached; the publish lead must be well above it.
     static let jwksMaximumAge = 300
 
@@ -46,6 +49,7 @@ struct AuthConfiguration: Sendable {
             settings.reject("trustedProxies", "has \"\(invalid.entry)\", which is not an address or network")
             trustedProxies = TrustedProxies(networks: [])
         }
+        catalogURL = settings.baseURL("catalog.url", default: "http://127.0.0.1:8082")
         if lead >= rotation {
             settings.reject("signingKey.publishLeadSeconds", "must be shorter than SIGNING_KEY_ROTATION_SECONDS")
         }

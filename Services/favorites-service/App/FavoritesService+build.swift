@@ -43,10 +43,15 @@ public func buildApplication(
         ]
         let routes = router.group("v1/favorites").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)
+        let store = FavoritesStore(pool: dependencies.pool)
+        let writer = FavoritesWriter(store: store, notifier: notifier)
         FavoritesController(
-            store: FavoritesStore(pool: dependencies.pool),
-            catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
-            notifier: notifier, maximumFavorites: maximumFavorites
+            store: store,
+            favoriteItem: FavoriteItem(writer: writer,
+                                       catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
+                                       maximumFavorites: maximumFavorites),
+            unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
+            writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites)
         ).register(on: routes)
     }
     app.addServicesAfterMigrations(background)

@@ -9,6 +9,11 @@ import ServiceKit
 /// Sign up, sign in, and the signed-in user's own account (`/v1/auth/me`).
 struct AccountController: Sendable {
     let core: AuthCore
+    let categories: CatalogCategories
+
+    /// The preference that names one of the experience's categories (the list the app opens on), checked against the
+    /// catalog's categories.
+    static let defaultCategoryKey = "defaultCategory"
 
     func register(public routes: RouterGroup<AppRequestContext>, authenticated: RouterGroup<AuthenticatedContext>) {
         routes.post("signup", use: signUp)
@@ -102,6 +107,9 @@ struct AccountController: Sendable {
         }
         let userID = context.user.userID
         let patch = update.preferences
+        if let category = patch?[Self.defaultCategoryKey] ?? nil {
+            try await checkCategory(category, experience: experience, request: request, context: context)
+        }
         let updated = try await core.pool.withTransaction { connection -> Account? in
             guard let current = try await AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
             var preferences: [String: String]?
@@ -116,6 +124,25 @@ struct AccountController: Sendable {
         }
         guard let updated else { throw Self.accountGone }
         return try ServiceJSON.encoder.encode(updated.profile).jsonResponse(headers: Self.noStore)
+    }
+
+    /// A default category must be one of the categories of the account's experience (the one this request sets, or
+    /// the current one), as the catalog lists them now.
+    private func checkCategory(_ category: String, experience: ExperienceID?, request: Request,
+                               context: AuthenticatedContext) async throws {
+        let field = "preferences.\(Self.defaultCategoryKey)"
+        let target: ExperienceID
+        if let experience { target = experience } else { target = try await account(of: context).experience }
+        guard let known = try await categories.contains(
+            category, in: target, bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
+            requestID: context.requestID, logger: context.logger)
+        else {
+            throw ServiceProblem.validation([FieldError(field: field, message: "\(target) has no categories")])
+        }
+        guard known else {
+            throw ServiceProblem.validation([FieldError(
+                field: field, message: "\"\(category.prefix(80))\" is not one of GET /v1/catalog/\(target)/categories")])
+        }
     }
 
     /// Deletes the account after the password is re-confirmed; every session ends and is listed as revoked first,

@@ -11,10 +11,13 @@ enum FavoriteEvent: Equatable, Sendable {
     /// changes, but the answer it gave is kept, so that its retry gets that answer again rather than favoriting the
     /// item anew once it has been unfavorited elsewhere.
     case confirmed(FavoriteSnapshot, favoritedAt: Date)
+    /// The user wrote a card of their own (a flash card): kept among their favorites like a saved one.
+    case cardWritten(FavoriteSnapshot)
     /// The account was deleted and its events erased; only this tombstone remains.
     case erased
 
     static let addedType = "favorite-added"
+    static let cardWrittenType = "card-written"
     static let removedType = "favorite-removed"
     static let clearedType = "favorites-cleared"
     static let confirmedType = "favorite-confirmed"
@@ -25,6 +28,7 @@ enum FavoriteEvent: Equatable, Sendable {
         case .removed: Self.removedType
         case .cleared: Self.clearedType
         case .confirmed: Self.confirmedType
+        case .cardWritten: Self.cardWrittenType
         case .erased: EventStore.streamErasedType
         }
     }
@@ -60,6 +64,8 @@ enum FavoriteEvent: Equatable, Sendable {
             return (try? decoder.decode(Confirmed.self, from: data)).map {
                 .confirmed($0.favorite, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt))
             }
+        case cardWrittenType:
+            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map(FavoriteEvent.cardWritten)
         case EventStore.streamErasedType: return .erased
         default: return nil
         }
@@ -83,7 +89,8 @@ enum FavoriteEvent: Equatable, Sendable {
 
     /// The types that change the views (the tombstone of an erasure too): one the projections cannot read stops them.
     /// `favorite-confirmed` changes nothing, so a version of it they cannot read is skipped.
-    static let typesTheViewsNeed: Set<String> = [addedType, removedType, clearedType, EventStore.streamErasedType]
+    static let typesTheViewsNeed: Set<String> = [addedType, removedType, clearedType, cardWrittenType,
+                                                  EventStore.streamErasedType]
 
     struct Unreadable: Error, CustomStringConvertible {
         var type: String
@@ -107,11 +114,19 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     /// Events only: when it is, at the venue. Absent from events recorded before they were kept (read as nil).
     var localDate: String?
     var localTime: String?
+    /// Books: the rank on the list it was saved from.
+    var rank: Int?
+    /// Cards: the facts on the back.
+    var facts: [String]?
+    /// A card the user wrote.
+    var written: Bool?
 
     /// Titles are kept to this many Unicode scalars: a title sort's page cursor carries the last title, and must fit
     /// in a URL (``FavoritePageCursor/maximumLength``).
     static let maximumTitleScalars = 300
 
+    /// What each kind's list cell needs: an event's date, a phone's price and rating, a book's rank, a card's facts
+    /// (the title, subtitle and image serve every kind: a phone's brand and thumbnail, a book's author and cover).
     init(item: CatalogItem) {
         experience = item.experience.rawValue
         itemId = item.id
@@ -119,10 +134,21 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
         subtitle = item.subtitle
         imageURL = item.imageURL
         // The lowest price any range lists: what "sort by price" means for an event.
-        price = item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min()
-        rating = nil  // none of today's sources rates its items
+        price = item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min() ?? item.phone?.price
+        rating = item.phone?.rating
         localDate = item.event?.localDate
         localTime = item.event?.localTime
+        rank = item.book?.rank
+        facts = item.card?.facts
+    }
+
+    /// A card the user wrote, with the id the server gave it.
+    init(card: Card, experience: ExperienceID, itemId: String) {
+        self.experience = experience.rawValue
+        self.itemId = itemId
+        title = card.title
+        facts = card.facts
+        written = true
     }
 
     /// `title` cut to at most ``maximumTitleScalars`` scalars, between two characters (an emoji or a letter with its
@@ -166,6 +192,13 @@ enum FavoritesCommands {
     static func clear(experience: ExperienceID, favoriteCount: Int, hasIdempotencyKey: Bool) -> FavoriteEvent? {
         favoriteCount > 0 || hasIdempotencyKey ? .cleared(experience: experience) : nil
     }
+
+    /// Where users keep items they write (flash cards), no two of a user's items may have the same title, compared
+    /// without case or surrounding spaces, whichever way each came in: `holder` is the item that already has it.
+    static func titleIsFree(for itemId: String, holder: Favorite?) -> Bool {
+        guard let holder else { return true }
+        return holder.itemId == itemId
+    }
 }
 
 extension FavoriteSnapshot {
@@ -180,6 +213,9 @@ extension FavoriteSnapshot {
         rating = favorite.rating
         localDate = favorite.localDate
         localTime = favorite.localTime
+        rank = favorite.rank
+        facts = favorite.facts
+        written = favorite.writtenByUser
     }
 }
 
@@ -189,6 +225,7 @@ extension Favorite {
         self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
                   title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
                   price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
-                  localTime: snapshot.localTime, favoritedAt: date)
+                  localTime: snapshot.localTime, rank: snapshot.rank, facts: snapshot.facts,
+                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date)
     }
 }

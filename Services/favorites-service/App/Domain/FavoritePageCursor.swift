@@ -2,15 +2,33 @@ import Contracts
 import Foundation
 import ServiceKit
 
-/// How a favorites list is ordered.
+/// How a favorites list is ordered. Items without the value sorted on come last.
 enum FavoriteSort: String, CaseIterable, Codable, Sendable {
     /// Most recently favorited first (by the stream version that added each one).
     case recent
     case oldest
     /// By title, case-insensitively.
     case title
-    /// Lowest price first; items without a price last.
+    /// Lowest price first (`price-asc`; `price` is its earlier name).
     case price
+    case priceDescending = "price-desc"
+    case ratingDescending = "rating-desc"
+
+    /// The sort `sort=` names: an experience's own (``Experience/favoriteSorts``), or `price`, the earlier name of
+    /// `price-asc`, where that is offered.
+    init?(_ text: String, offered: [ListSort]) {
+        let sort = ListSort(rawValue: text == "price" ? ListSort.priceAscending.rawValue : text)
+        guard offered.contains(sort) else { return nil }
+        switch sort {
+        case .recent: self = .recent
+        case .oldest: self = .oldest
+        case .title: self = .title
+        case .priceAscending: self = .price
+        case .priceDescending: self = .priceDescending
+        case .ratingDescending: self = .ratingDescending
+        default: return nil
+        }
+    }
 }
 
 /// Where the next page of a favorites list starts: the sort key of the last item served, not an offset, so that a
@@ -23,8 +41,10 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
     var version: Int64?
     /// `title`: the last item's title.
     var title: String?
-    /// `price`: the last item's price (`nil`: the list had reached the items without one).
+    /// `price`, `price-desc`: the last item's price; `rating-desc`: its rating (`nil`: the list had reached the items
+    /// without one).
     var price: Double?
+    var rating: Double?
     /// The last item's id: the tie-breaker.
     var itemId: String
 
@@ -35,7 +55,8 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         switch sort {
         case .recent, .oldest: self.version = version
         case .title: self.title = favorite.title
-        case .price: self.price = favorite.price
+        case .price, .priceDescending: self.price = favorite.price
+        case .ratingDescending: self.rating = favorite.rating
         }
     }
 
@@ -46,20 +67,23 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         case .oldest: FavoritePageCursor(sort: sort, version: 0, itemId: "")
         case .title: FavoritePageCursor(sort: sort, title: "", itemId: "")
         case .price: FavoritePageCursor(sort: sort, price: -.infinity, itemId: "")
+        case .priceDescending: FavoritePageCursor(sort: sort, price: .infinity, itemId: "")
+        case .ratingDescending: FavoritePageCursor(sort: sort, rating: .infinity, itemId: "")
         }
     }
 
     private init(sort: FavoriteSort, version: Int64? = nil, title: String? = nil, price: Double? = nil,
-                 itemId: String) {
+                 rating: Double? = nil, itemId: String) {
         self.sort = sort
         self.version = version
         self.title = title
         self.price = price
+        self.rating = rating
         self.itemId = itemId
     }
 
     var encoded: String {
-        // Encoding a struct of strings and numbers cannot fail; `-infinity` is never encoded (it only starts a list).
+        // Encoding a struct of strings and numbers cannot fail; an infinity is never encoded (it only starts a list).
         (try? JSONEncoder().encode(self))?.base64URLEncodedString() ?? ""
     }
 
@@ -77,7 +101,7 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         switch sort {
         case .recent, .oldest: guard cursor.version != nil else { return nil }
         case .title: guard cursor.title != nil else { return nil }
-        case .price: break
+        case .price, .priceDescending, .ratingDescending: break
         }
         self = cursor
     }

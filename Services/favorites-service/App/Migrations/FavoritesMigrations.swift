@@ -62,5 +62,14 @@ enum FavoritesMigrations {
             -- events did not record it); a rebuild gives the same.
             ALTER TABLE favorites ADD COLUMN local_date text, ADD COLUMN local_time text;
             """),
+        Migration(8, "favorites_for_every_kind", sql: """
+            -- What each kind of item's cell needs besides the common columns: a book's rank, a card's facts, and
+            -- whether the user wrote the card. Rows of earlier favorites have none (their events did not record them);
+            -- a rebuild gives the same. Titles are compared without case or surrounding spaces (a user's cards never
+            -- share one), and a favorites list filters on them.
+            ALTER TABLE favorites ADD COLUMN rank integer, ADD COLUMN facts jsonb,
+                                  ADD COLUMN written boolean NOT NULL DEFAULT false;
+            CREATE INDEX favorites_by_title ON favorites (user_id, experience, lower(btrim(title)));
+            """),
     ]
 }

@@ -46,6 +46,8 @@ struct MostFavorited: Projection {
                 try await leave(user: user, experience: nil, itemId: nil, items: items, members: members, on: connection)
             case .confirmed:
                 continue  // changes no count
+            case .cardWritten:
+                continue  // a card the user wrote is theirs alone: never among everyone's most favorited
             }
         }
         // Items nobody favorites any more (a partial index finds them).

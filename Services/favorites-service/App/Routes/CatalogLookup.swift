@@ -42,6 +42,11 @@ struct CatalogLookup: Sendable {
             throw ServiceProblem(.notFound, .notFound, "The catalog has no item \(id) in \(experience).")
         case 400:
             throw ServiceProblem.validation([FieldError(field: "itemId", message: "is not an id of this catalog")])
+        case 429:
+            // This user's budget at the catalog is spent: theirs to wait for, not the catalog's failure.
+            throw ServiceProblem(.tooManyRequests, .rateLimited,
+                                 "Too many catalog lookups for this user; retry after the time given.",
+                                 headers: [.retryAfter: response.headers.first(name: "Retry-After") ?? "1"])
         case 401:
             // The token passed here but not there: it expired in between, or its session ended and catalog-proxy
             // heard of it first (each service polls the revocations on its own). The caller's token is what failed,

@@ -8,16 +8,18 @@ import Logging
 import Postgres
 import ServiceKit
 
-/// The favorites API. The owner is always the token's user: no path, query or body names a user.
+/// The favorites API: HTTP in and out. The writes are commands of their own (``FavoriteItem``, ``UnfavoriteItem``,
+/// ``ClearFavorites``, ``WriteCard``); the reads come from the per-user view. The owner is always the token's user:
+/// no path, query or body names a user.
 struct FavoritesController: Sendable {
     let store: FavoritesStore
-    let catalog: CatalogLookup
-    /// Wakes the async projections after a write.
-    let notifier: EventNotifier
-    /// Favorites one user may keep in one experience: what bounds the ids route's answer and a view's rows per user.
-    let maximumFavorites: Int
+    let favoriteItem: FavoriteItem
+    let unfavoriteItem: UnfavoriteItem
+    let clearFavorites: ClearFavorites
+    let writeCard: WriteCard
 
     static let maximumPageSize = 100
+    static let maximumQueryLength = 100
 
     func register(on routes: RouterGroup<AuthenticatedContext>) {
         routes.get("", use: list)
@@ -27,72 +29,22 @@ struct FavoritesController: Sendable {
         routes.get("popular", use: popular)
         routes.put(":experience/:itemId", use: favorite)
         routes.delete(":experience/:itemId", use: unfavorite)
-    }
-
-    enum Outcome: Sendable {
-        case created(Favorite)
-        case existing(Favorite)
+        routes.post(":experience/cards", use: write)
     }
 
     /// 201 with the favorite the first time (and to a retry of that request, with the same `Idempotency-Key`), 200
     /// when it already was one. The item is looked up in catalog-proxy first; if that fails nothing is written.
     @Sendable func favorite(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(context.parameters.get("experience"))
-        let requestedID = try Self.itemID(context.parameters.get("itemId"))
-        let user = context.user.userID
-        let eventID = try Self.eventID(user: user, request: request)
-        // A retry of a request already applied gets its answer without the catalog, which may be down meanwhile.
-        if let eventID, let original = try FavoritesStore.originalAnswer(
-            in: try await store.pool.query(FavoritesStore.eventQuery(eventID, in: FavoritesStore.stream(of: user))))
-        {
-            return try ServiceJSON.encoder.encode(original.favorite).jsonResponse(status: original.created ? .created : .ok)
-        }
-        let bearer = AuthenticationMiddleware.bearerToken(in: request) ?? ""
-        let item = try await catalog.item(experience: experience, id: requestedID, bearer: bearer,
-                                          requestID: context.requestID, traceparent: context.traceparent,
-                                          logger: context.logger)
-        // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`), which the catalog's
-        // items carry: another spelling stored here could never be unfavorited by it, nor fill its heart.
-        guard item.id == requestedID else {
-            throw ServiceProblem.validation([FieldError(
-                field: "itemId", message: "is spelled \"\(item.id)\" in the catalog; use that spelling")])
-        }
-        let snapshot = FavoriteSnapshot(item: item)
-        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
-        let now = Date()
-        let id = eventID ?? UUID.random()
-        let outcome = try await store.pool.withTransaction { connection -> Outcome in
-            let streamName = FavoritesStore.stream(of: user)
-            var reads = [FavoritesStore.findQuery(user: user, experience: experience, itemId: item.id),
-                         FavoritesStore.countQuery(user: user, experience: experience)]
-            if let eventID { reads.append(FavoritesStore.eventQuery(eventID, in: streamName)) }
-            let (stream, results) = try await EventStore.lock(streamName, checking: [id], reading: reads, on: connection)
-            // A retried request (same Idempotency-Key) gets what the first one got, before any state check: the
-            // favorite its event added (or found), even if it has been removed since.
-            if eventID != nil, let original = try FavoritesStore.originalAnswer(in: results[2]) {
-                return original.created ? .created(original.favorite) : .existing(original.favorite)
-            }
-            let current = try FavoritesStore.favorite(in: results[0])
-            let count = try results[1].single().decode(Int.self, at: 0)
-            guard FavoritesCommands.hasRoom(for: current, count: count, maximum: maximumFavorites) else {
-                throw ServiceProblem(.conflict, .favoritesLimitReached, """
-                    You already keep \(count) favorites in \(experience), as many as one may; unfavorite some first.
-                    """)
-            }
-            // Already a favorite: nothing to write, unless the answer must be remembered for a retry.
-            if let event = FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: eventID != nil) {
-                try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
-                                          on: connection)
-            }
-            if let current { return .existing(current) }
-            return .created(Favorite(snapshot, favoritedAt: now))  // what the view row now holds
+        let itemId = try Self.itemID(context.parameters.get("itemId"))
+        let call = FavoriteItem.CatalogCall(bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
+                                            traceparent: context.traceparent, logger: context.logger)
+        let outcome = try await Self.answering {
+            try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context), call: call)
         }
         switch outcome {
-        case .created(let favorite):
-            notifier.eventsAppended()
-            return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
-        case .existing(let favorite):
-            return try ServiceJSON.encoder.encode(favorite).jsonResponse()
+        case .created(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
+        case .existing(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse()
         }
     }
 
@@ -100,70 +52,91 @@ struct FavoritesController: Sendable {
     @Sendable func unfavorite(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(context.parameters.get("experience"))
         let itemId = try Self.itemID(context.parameters.get("itemId"))
-        let user = context.user.userID
-        let eventID = try Self.eventID(user: user, request: request)
-        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
-        let now = Date()
-        let id = eventID ?? UUID.random()
-        let appended = try await store.pool.withTransaction { connection -> Bool in
-            let (stream, results) = try await EventStore.lock(
-                FavoritesStore.stream(of: user), checking: [id],
-                reading: [FavoritesStore.findQuery(user: user, experience: experience, itemId: itemId)], on: connection
-            )
-            if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
-            let isFavorite = try FavoritesStore.favorite(in: results[0]) != nil
-            guard let event = FavoritesCommands.unfavorite(experience: experience, itemId: itemId,
-                                                           isFavorite: isFavorite, hasIdempotencyKey: eventID != nil)
-            else { return false }
-            try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
-                                      on: connection)
-            return true
-        }
-        if appended { notifier.eventsAppended() }
+        try await unfavoriteItem(itemId, in: experience.id, by: try Self.writeRequest(request, context))
         return Response(status: .noContent)
     }
 
-    /// `DELETE /v1/favorites?experience=`: every favorite of one experience, in one event. 204 whether or not there
-    /// were any. A retry with the same `Idempotency-Key` changes nothing, even if favorites were added since.
+    /// `DELETE /v1/favorites?experience=`: 204 whether or not there were any.
     @Sendable func clear(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
-        let user = context.user.userID
-        let eventID = try Self.eventID(user: user, request: request, target: "experience=\(experience.rawValue)")
-        let metadata = EventMetadata(requestID: context.requestID, actor: user.uuidString.lowercased())
-        let now = Date()
-        let id = eventID ?? UUID.random()
-        let appended = try await store.pool.withTransaction { connection -> Bool in
-            let (stream, results) = try await EventStore.lock(
-                FavoritesStore.stream(of: user), checking: [id],
-                reading: [FavoritesStore.countQuery(user: user, experience: experience)], on: connection
-            )
-            if eventID != nil, stream.contains(event: id) == true { return false }  // a retry
-            let count = try results[0].single().decode(Int.self, at: 0)
-            guard let event = FavoritesCommands.clear(experience: experience, favoriteCount: count,
-                                                      hasIdempotencyKey: eventID != nil)
-            else { return false }
-            try await FavoritesStore.record(event, id: id, user: user, in: stream, metadata: metadata, at: now,
-                                      on: connection)
-            return true
-        }
-        if appended { notifier.eventsAppended() }
+        try await clearFavorites(experience.id, by: try Self.writeRequest(
+            request, context, target: "experience=\(experience.id.rawValue)"))
         return Response(status: .noContent)
     }
 
-    /// What a page's `ETag` starts with: changed whenever a page's fields change (2: an event's `localDate` and
-    /// `localTime`), so that a client holding a page of the older shape gets the new one rather than a 304.
-    static let pageShape = "p2"
+    /// `POST /v1/favorites/{experience}/cards`: 201 with the card as a favorite (and to a retry with the same
+    /// `Idempotency-Key`).
+    @Sendable func write(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        let experience = try Self.experience(context.parameters.get("experience"))
+        guard experience.userWrittenItems else {
+            throw ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience.id).")
+        }
+        let draft = try await request.decodeJSON(as: CardDraft.self, context: context, allowedKeys: ["title", "facts"])
+        let card: Card
+        switch Card.checked(draft) {
+        case .success(let checked): card = checked
+        case .failure(let problems): throw ServiceProblem.validation(problems.errors)
+        }
+        let favorite = try await Self.answering {
+            try await writeCard(card, in: experience, by: try Self.writeRequest(request, context))
+        }
+        return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
+    }
 
-    /// `GET /v1/favorites?experience=&sort=&limit=&cursor=` from the per-user view; `ETag` follows the stream version.
+    /// Runs a command, answering its refusals with their problems.
+    static func answering<Value>(_ command: () async throws -> Value) async throws -> Value {
+        do {
+            return try await command()
+        } catch let refusal as FavoritesRefusal {
+            throw problem(for: refusal)
+        }
+    }
+
+    static func problem(for refusal: FavoritesRefusal) -> ServiceProblem {
+        switch refusal {
+        case .limitReached(let count, let experience):
+            ServiceProblem(.conflict, .favoritesLimitReached, """
+                You already keep \(count) favorites in \(experience), as many as one may; unfavorite some first.
+                """)
+        case .titleTaken(let title):
+            ServiceProblem(.conflict, .cardTitleTaken,
+                           "You already keep a card titled \"\(title.prefix(200))\"; a title is kept once.")
+        case .spelledOtherwise(let spelling):
+            ServiceProblem.validation([FieldError(
+                field: "itemId", message: "is spelled \"\(spelling)\" in the catalog; use that spelling")])
+        case .noWrittenItems(let experience):
+            ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience).")
+        }
+    }
+
+    static func writeRequest(_ request: Request, _ context: AuthenticatedContext, target: String = "") throws
+        -> WriteRequest
+    {
+        let eventID = try eventID(user: context.user.userID, request: request, target: target)
+        return WriteRequest(user: context.user.userID, eventID: eventID, id: eventID ?? UUID.random(),
+                            requestID: context.requestID)
+    }
+
+    /// What a page's `ETag` starts with: changed whenever a page's fields change (3: a book's rank, a card's facts,
+    /// whether the user wrote it), so that a client holding a page of the older shape gets the new one, not a 304.
+    static let pageShape = "p3"
+
+    /// `GET /v1/favorites?experience=&sort=&q=&limit=&cursor=` from the per-user view, in one of the experience's
+    /// favorite sorts, filtered by text; `ETag` follows the stream version.
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let query = request.uri.queryParameters
         let experience = try Self.experience(query["experience"].map(String.init))
         var errors: [FieldError] = []
-        let sortText = query["sort"].map(String.init) ?? FavoriteSort.recent.rawValue
-        let sort = FavoriteSort(rawValue: sortText)
+        let offered = experience.favoriteSorts.map(\.id)
+        let sortText = query["sort"].map(String.init) ?? offered.first?.rawValue ?? FavoriteSort.recent.rawValue
+        let sort = FavoriteSort(sortText, offered: offered)
         if sort == nil {
-            let known = FavoriteSort.allCases.map(\.rawValue).joined(separator: ", ")
-            errors.append(FieldError(field: "sort", message: "must be one of \(known)"))
+            errors.append(FieldError(field: "sort", message: "must be one of \(offered.map(\.rawValue).joined(separator: ", "))"))
+        }
+        let text = query["q"].map { String($0).split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+            .flatMap { $0.isEmpty ? nil : $0 }
+        if let text, text.count > Self.maximumQueryLength || text.contains("\0") {
+            errors.append(FieldError(field: "q", message: "must be at most \(Self.maximumQueryLength) characters"))
         }
         let limit = Self.limit(query["limit"], default: 50, maximum: Self.maximumPageSize, errors: &errors)
         guard let sort else { throw ServiceProblem.validation(errors) }
@@ -176,13 +149,14 @@ struct FavoritesController: Sendable {
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let user = context.user.userID
         let etag = { @Sendable (version: Int64) in
-            let page = "\(experience.rawValue)-\(sort.rawValue)-\(limit)-\(cursorText ?? "first")"
+            let filter = text.map { Data($0.utf8).base64URLEncodedString() } ?? "all"
+            let page = "\(experience.id.rawValue)-\(sort.rawValue)-\(filter)-\(limit)-\(cursorText ?? "first")"
             return "\"\(Self.pageShape)-v\(version)-\(page)\""
         }
         let (version, page) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
             [cursor] connection in
-            try await FavoritesStore.page(user: user, experience: experience, after: cursor, limit: limit + 1,
-                                    on: connection)
+            try await FavoritesStore.page(user: user, experience: experience.id, after: cursor, matching: text,
+                                          limit: limit + 1, on: connection)
         }
         guard let rows = page else {
             return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
@@ -200,14 +174,14 @@ struct FavoritesController: Sendable {
     @Sendable func ids(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         let user = context.user.userID
-        let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.rawValue)\"" }
+        let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.id.rawValue)\"" }
         let (version, ids) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
-            connection in try await FavoritesStore.ids(user: user, experience: experience, on: connection)
+            connection in try await FavoritesStore.ids(user: user, experience: experience.id, on: connection)
         }
         guard let ids else {
             return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
         }
-        return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience, itemIds: ids, version: version))
+        return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience.id, itemIds: ids, version: version))
             .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
     }
 
@@ -223,7 +197,7 @@ struct FavoritesController: Sendable {
         let changes = events.compactMap { event -> FavoriteChange? in
             switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion,
                                         data: Data(event.data.utf8)) {
-            case .added(let item):
+            case .added(let item), .cardWritten(let item):
                 FavoriteChange(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
                                itemId: item.itemId, at: event.recordedAt,
                                favorite: Favorite(item, favoritedAt: event.recordedAt))
@@ -250,8 +224,8 @@ struct FavoritesController: Sendable {
         var errors: [FieldError] = []
         let limit = Self.limit(query["limit"], default: 20, maximum: 50, errors: &errors)
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
-        let items = try await MostFavorited.top(experience: experience, limit: limit, pool: store.pool)
-        return try ServiceJSON.encoder.encode(PopularItems(experience: experience, items: items))
+        let items = try await MostFavorited.top(experience: experience.id, limit: limit, pool: store.pool)
+        return try ServiceJSON.encoder.encode(PopularItems(experience: experience.id, items: items))
             .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, max-age=5"])
     }
 
@@ -267,12 +241,11 @@ struct FavoritesController: Sendable {
         return min(value, maximum)
     }
 
-    static func experience(_ text: String?) throws -> ExperienceID {
+    static func experience(_ text: String?) throws -> Experience {
         guard let text, !text.isEmpty else {
             throw ServiceProblem.validation([FieldError(field: "experience", message: "is required")])
         }
-        let experience = ExperienceID(rawValue: text)
-        guard Experience.named(experience) != nil else {
+        guard let experience = Experience.named(ExperienceID(rawValue: text)) else {
             throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(text)\".")
         }
         return experience

@@ -3,30 +3,88 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The favorites view and the user's event stream. Functions taking a connection run inside the caller's
-/// transaction, after ``EventStore/lock(_:checking:reading:on:)``: a command's check and its append see the same
-/// state. A command reads with the lock (one round trip) and writes with its commit (a second one), so its reads are
-/// given here as queries, and their results decoded separately.
+/// The favorites view and the user's event stream, in SQL. A write runs in one transaction (see
+/// ``FavoritesWriter``): ``lock(user:checking:reading:on:)`` locks the user's stream and reads what the command
+/// decides on in one round trip, as a typed ``StreamState``; ``record(_:id:user:in:metadata:at:on:)`` appends the
+/// event, updates the view and commits in a second one.
 struct FavoritesStore: Sendable {
     let pool: DatabasePool
 
     /// One stream per user.
     static func stream(of user: UUID) -> String { "user-" + user.uuidString.lowercased() }
 
-    /// The user's favorite `itemId`, if it is one (decode with ``favorite(in:)``).
-    static func findQuery(user: UUID, experience: ExperienceID, itemId: String) -> SQL {
-        """
-        SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time
-          FROM favorites
-         WHERE user_id = \(user) AND experience = \(experience.rawValue) AND item_id = \(itemId)
-        """
+    /// The user whose stream `stream` is.
+    static func user(ofStream stream: String) -> UUID? {
+        stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
     }
 
-    static func favorite(in result: QueryResult) throws -> Favorite? {
-        try result.rows.first.map(favorite)
+    /// The columns ``favorite(_:)`` reads, in its order.
+    static let columns: StaticString = """
+        experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time, rank,
+        facts::text, written
+        """
+
+    // MARK: Writes
+
+    /// What a command reads of the user's favorites under the stream's lock.
+    struct Reads: Sendable {
+        var experience: ExperienceID
+        /// This item's row, if it is a favorite.
+        var item: String?
+        /// How many favorites the user keeps in the experience.
+        var count = false
+        /// The favorite whose title equals this one without case or surrounding spaces.
+        var title: String?
+        /// The answer the request's event gave, if it is in the stream (a retry).
+        var originalAnswer = false
     }
 
-    /// Event `id` of `stream` (decode with ``originalAnswer(in:)``).
+    /// The user's favorites as a command sees them, its stream locked.
+    struct StreamState: Sendable {
+        var stream: LockedStream
+        /// The request's event is in the stream already: this is a retry.
+        var isRetry: Bool
+        var originalAnswer: (favorite: Favorite, created: Bool)?
+        var item: Favorite?
+        var count: Int
+        var titleHolder: Favorite?
+    }
+
+    /// Locks the user's stream (see ``EventStore/lock(_:checking:reading:on:)``) and reads `reads`, in one round trip.
+    static func lock(user: UUID, checking eventID: UUID, reading reads: Reads,
+                     on connection: isolated PostgresConnection) async throws -> StreamState {
+        let stream = stream(of: user)
+        let experience = reads.experience.rawValue
+        var queries: [SQL] = []
+        if let item = reads.item {
+            queries.append("""
+                SELECT \(raw: columns) FROM favorites
+                 WHERE user_id = \(user) AND experience = \(experience) AND item_id = \(item)
+                """)
+        }
+        if reads.count {
+            queries.append("SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience)")
+        }
+        if let title = reads.title {
+            queries.append("""
+                SELECT \(raw: columns) FROM favorites
+                 WHERE user_id = \(user) AND experience = \(experience) AND lower(btrim(title)) = lower(btrim(\(title)))
+                 LIMIT 1
+                """)
+        }
+        if reads.originalAnswer { queries.append(eventQuery(eventID, in: stream)) }
+        let (locked, results) = try await EventStore.lock(stream, checking: [eventID], reading: queries,
+                                                          on: connection)
+        var next = results[...]
+        let item = try reads.item.flatMap { _ in try next.popFirst()?.rows.first.map(favorite) }
+        let count = try reads.count ? next.popFirst()?.single().decode(Int.self, at: 0) ?? 0 : 0
+        let holder = try reads.title.flatMap { _ in try next.popFirst()?.rows.first.map(favorite) }
+        let original = try reads.originalAnswer ? next.popFirst().flatMap(originalAnswer) : nil
+        return StreamState(stream: locked, isRetry: locked.contains(event: eventID) == true, originalAnswer: original,
+                           item: item, count: count, titleHolder: holder)
+    }
+
+    /// Event `id` of `stream`, as ``originalAnswer(in:)`` reads it.
     static func eventQuery(_ id: UUID, in stream: String) -> SQL {
         """
         SELECT event_type, schema_version, data::text, recorded_at FROM events
@@ -34,26 +92,20 @@ struct FavoritesStore: Sendable {
         """
     }
 
-    /// What a favorite answered, from its event read by ``eventQuery(_:in:)``, if the event is in the stream: the
-    /// favorite it added (`created`), or the one it found there already. What a retried request answers with.
+    /// What a write that added an item answered, if its event is in the user's stream: the favorite it added
+    /// (`created`), or the one it found there already. A retried request answers with it, before asking anyone.
+    func originalAnswer(of id: UUID, user: UUID) async throws -> (favorite: Favorite, created: Bool)? {
+        try Self.originalAnswer(in: try await pool.query(Self.eventQuery(id, in: Self.stream(of: user)), prepare: true))
+    }
+
     static func originalAnswer(in result: QueryResult) throws -> (favorite: Favorite, created: Bool)? {
         guard let row = result.rows.first else { return nil }
         let (type, schemaVersion, data, recordedAt) = try row.decode((String, Int, String, Date).self)
         switch FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)) {
-        case .added(let snapshot): return (Favorite(snapshot, favoritedAt: recordedAt), true)
+        case .added(let snapshot), .cardWritten(let snapshot): return (Favorite(snapshot, favoritedAt: recordedAt), true)
         case .confirmed(let snapshot, let favoritedAt): return (Favorite(snapshot, favoritedAt: favoritedAt), false)
         default: return nil
         }
-    }
-
-    /// How many favorites the user has in one experience (decode with `single().decode(Int.self, at: 0)`).
-    static func countQuery(user: UUID, experience: ExperienceID) -> SQL {
-        "SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)"
-    }
-
-    /// The user whose stream `stream` is.
-    static func user(ofStream stream: String) -> UUID? {
-        stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
     }
 
     /// Appends `event` to the user's stream and applies it to the view, then commits: the last step of the caller's
@@ -64,7 +116,7 @@ struct FavoritesStore: Sendable {
     static func record(_ event: FavoriteEvent, id: UUID, user: UUID, in stream: LockedStream, metadata: EventMetadata,
                        at date: Date, on connection: isolated PostgresConnection) async throws -> AppendResult {
         let stored: NewEvent = switch event {
-        case .added(let snapshot):
+        case .added(let snapshot), .cardWritten(let snapshot):
             try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata, recordedAt: date)
         case .removed(let experience, let itemId):
             try NewEvent(id: id, type: event.type,
@@ -96,70 +148,86 @@ struct FavoritesStore: Sendable {
     static func viewChange(for event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
                            table: String = FavoritesView.table) -> SQL? {
         switch event {
-        case .added(let item):
-            """
-            INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
-                                              rating, local_date, local_time, favorited_at, version)
-            VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
-                    \(item.price), \(item.rating), \(item.localDate), \(item.localTime), \(date), \(version))
-            ON CONFLICT (user_id, experience, item_id) DO NOTHING
-            """
+        case .added(let item), .cardWritten(let item):
+            let facts = item.facts.map { PostgresJSON($0) }
+            return """
+                INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
+                                                  rating, local_date, local_time, rank, facts, written, favorited_at,
+                                                  version)
+                VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
+                        \(item.price), \(item.rating), \(item.localDate), \(item.localTime), \(item.rank),
+                        \(facts)::jsonb, \(item.written == true), \(date), \(version))
+                ON CONFLICT (user_id, experience, item_id) DO NOTHING
+                """
         case .removed(let experience, let itemId):
-            """
-            DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
-               AND item_id = \(itemId)
-            """
+            return """
+                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
+                   AND item_id = \(itemId)
+                """
         case .cleared(let experience):
-            "DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)"
+            return "DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)"
         case .erased:
-            "DELETE FROM \(identifier: table) WHERE user_id = \(user)"
+            return "DELETE FROM \(identifier: table) WHERE user_id = \(user)"
         case .confirmed:
-            nil
+            return nil
         }
     }
 
-    /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, each with the
-    /// version of the event that added it (for the next cursor). Keyset pagination: each page starts where the last
-    /// one ended, whatever was added or removed in between.
-    static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, limit: Int,
-                     on connection: isolated PostgresConnection) async throws -> [(favorite: Favorite, version: Int64)] {
-        let exp = experience.rawValue
-        let result = switch cursor.sort {
-        case .recent:
-            try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
-                       local_time, version
-                  FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version < \(cursor.version)
-                 ORDER BY version DESC LIMIT \(limit)
-                """, prepare: true)
-        case .oldest:
-            try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
-                       local_time, version
-                  FROM favorites WHERE user_id = \(user) AND experience = \(exp) AND version > \(cursor.version)
-                 ORDER BY version LIMIT \(limit)
-                """, prepare: true)
-        case .title:
-            try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
-                       local_time, version
-                  FROM favorites WHERE user_id = \(user) AND experience = \(exp)
-                   AND (lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))
-                 ORDER BY lower(title), item_id LIMIT \(limit)
-                """, prepare: true)
-        case .price:
-            // Priced items first (by price, then id), then the unpriced ones (by id).
-            try await connection.query("""
-                SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date,
-                       local_time, version
-                  FROM favorites WHERE user_id = \(user) AND experience = \(exp)
-                   AND CASE WHEN \(cursor.price)::float8 IS NULL THEN price IS NULL AND item_id > \(cursor.itemId)
-                            ELSE price > \(cursor.price)::float8 OR price IS NULL
-                                 OR (price = \(cursor.price)::float8 AND item_id > \(cursor.itemId)) END
-                 ORDER BY price NULLS LAST, item_id LIMIT \(limit)
-                """, prepare: true)
+    // MARK: Reads
+
+    /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, those whose title
+    /// (or a card's fact) contains `text` when one is given, each with the version of the event that added it (for the
+    /// next cursor). Keyset pagination: each page starts where the last one ended, whatever was added or removed in
+    /// between. Items without the value sorted on come last, by id.
+    static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
+                     limit: Int, on connection: isolated PostgresConnection) async throws
+        -> [(favorite: Favorite, version: Int64)]
+    {
+        let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
+        let mine: SQL = """
+            user_id = \(user) AND experience = \(experience.rawValue)
+            AND (\(pattern)::text IS NULL OR lower(title) LIKE \(pattern) ESCAPE '\\'
+                 OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(facts) AS fact
+                             WHERE lower(fact) LIKE \(pattern) ESCAPE '\\'))
+            """
+        let (after, order): (SQL, StaticString) = switch cursor.sort {
+        case .recent: ("version < \(cursor.version)", "version DESC")
+        case .oldest: ("version > \(cursor.version)", "version")
+        case .title: ("(lower(title), item_id) > (lower(\(cursor.title)), \(cursor.itemId))", "lower(title), item_id")
+        case .price: (ascending("price", cursor.price, cursor.itemId), "price NULLS LAST, item_id")
+        case .priceDescending: (descending("price", cursor.price, cursor.itemId), "price DESC NULLS LAST, item_id")
+        case .ratingDescending: (descending("rating", cursor.rating, cursor.itemId), "rating DESC NULLS LAST, item_id")
         }
-        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 10)) }
+        let result = try await connection.query("""
+            SELECT \(raw: columns), version FROM favorites
+             WHERE \(fragment: mine) AND \(fragment: after)
+             ORDER BY \(raw: order) LIMIT \(limit)
+            """, prepare: true)
+        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 13)) }
+    }
+
+    /// After (`value`, `itemId`) in ascending order of `column` (a fixed column name), valued rows before the rest.
+    private static func ascending(_ column: StaticString, _ value: Double?, _ itemId: String) -> SQL {
+        """
+        CASE WHEN \(value)::float8 IS NULL THEN \(raw: column) IS NULL AND item_id > \(itemId)
+             ELSE \(raw: column) > \(value)::float8 OR \(raw: column) IS NULL
+                  OR (\(raw: column) = \(value)::float8 AND item_id > \(itemId)) END
+        """
+    }
+
+    /// After (`value`, `itemId`) in descending order of `column`, valued rows before the rest.
+    private static func descending(_ column: StaticString, _ value: Double?, _ itemId: String) -> SQL {
+        """
+        CASE WHEN \(value)::float8 IS NULL THEN \(raw: column) IS NULL AND item_id > \(itemId)
+             ELSE \(raw: column) < \(value)::float8 OR \(raw: column) IS NULL
+                  OR (\(raw: column) = \(value)::float8 AND item_id > \(itemId)) END
+        """
+    }
+
+    /// `%`, `_` and the escape character match only themselves.
+    static func escapedForLike(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_")
     }
 
     static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) async throws
@@ -185,11 +253,15 @@ struct FavoritesStore: Sendable {
         }
     }
 
+    /// A row of ``columns``.
     static func favorite(_ row: PostgresRow) throws -> Favorite {
         let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
             try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
+        let rank = try row.decode(Int?.self, at: 10)
+        let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+        let written = try row.decode(Bool.self, at: 12)
         return Favorite(experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
                         imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime,
-                        favoritedAt: at)
+                        rank: rank, facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
     }
 }

@@ -1,0 +1,106 @@
+import Contracts
+import Foundation
+import NIOHTTP1
+import Testing
+
+extension EndToEnd {
+    /// The family's apps through the gateway, one journey per brief, as each app's screens make it.
+    @Suite struct FamilyJourneysTests {
+        static func favorites(_ app: StackClient, _ query: String) async throws -> [Favorite] {
+            try await app.get("/v1/favorites?\(query)").decode(FavoritePage.self).items
+        }
+
+        /// The phones app: the catalog and the favorites sorted the same three ways, and a swipe removes one.
+        @Test func mobilesSortedThreeWaysInTheCatalogAndTheFavorites() async throws {
+            let app = try await CatalogSourcesTests.signedIn(.mobiles)
+            for sort in ["price-asc", "price-desc", "rating-desc"] {
+                let phones = try await app.get("/v1/catalog/mobiles/items?sort=\(sort)").decode(CatalogPage.self).items
+                #expect(phones.count == 5, "\(sort)")
+            }
+            for id in ["2", "4", "1"] {
+                #expect(try await app.send(.PUT, "/v1/favorites/mobiles/\(id)").status == .created)
+            }
+            let byPrice = try await Self.favorites(app, "experience=mobiles&sort=price-asc")
+            #expect(byPrice.compactMap(\.price) == byPrice.compactMap(\.price).sorted() && byPrice.count == 3)
+            let catalogOrder = try await app.get("/v1/catalog/mobiles/items?sort=price-asc").decode(CatalogPage.self)
+                .items.map(\.id).filter { ["1", "2", "4"].contains($0) }
+            #expect(byPrice.map(\.itemId) == catalogOrder)  // the same order as the catalog's
+            let byPriceDown = try await Self.favorites(app, "experience=mobiles&sort=price-desc")
+            #expect(byPriceDown.map(\.itemId) == byPrice.map(\.itemId).reversed())
+            let byRating = try await Self.favorites(app, "experience=mobiles&sort=rating-desc").compactMap(\.rating)
+            #expect(byRating == byRating.sorted(by: >) && byRating.count == 3)
+            #expect(try await app.send(.DELETE, "/v1/favorites/mobiles/\(byPrice[0].itemId)").status == .noContent)
+            #expect(try await Self.favorites(app, "experience=mobiles&sort=price-asc").map(\.itemId)
+                == Array(byPrice.dropFirst().map(\.itemId)))
+        }
+
+        /// The flash cards app: two public cards saved, one written, duplicates refused both ways, a one-fact card
+        /// refused, the collection searched, a card deleted.
+        @Test func flashCardsSavedWrittenDeduplicatedSearchedAndDeleted() async throws {
+            let app = try await CatalogSourcesTests.signedIn(.flashcards)
+            let publicCards = try await app.get("/v1/catalog/flashcards/items").decode(CatalogPage.self).items
+            for card in publicCards.prefix(2) {
+                #expect(try await app.send(.PUT, "/v1/favorites/flashcards/\(card.id)").status == .created)
+            }
+            let written = try await app.send(.POST, "/v1/favorites/flashcards/cards", json: CardDraft(
+                title: "Binary Search", facts: ["Halve the sorted range each step.", "O(log n)."]))
+            #expect(written.status == .created)
+            let card = try written.decode(Favorite.self)
+            // Written twice, or written with a saved card's title: refused.
+            for title in [" binary search", publicCards[0].title.uppercased()] {
+                let duplicate = try await app.send(.POST, "/v1/favorites/flashcards/cards",
+                                                   json: CardDraft(title: title, facts: ["a", "b"]))
+                #expect(duplicate.status == .conflict, "\(title)")
+                #expect(duplicate.problem?.type == .cardTitleTaken)
+            }
+            // Saved when a card of that title was written: refused too.
+            let third = publicCards[2]
+            #expect(try await app.send(.POST, "/v1/favorites/flashcards/cards",
+                                       json: CardDraft(title: third.title, facts: ["mine", "too"])).status == .created)
+            let saved = try await app.send(.PUT, "/v1/favorites/flashcards/\(third.id)")
+            #expect(saved.problem?.type == .cardTitleTaken)
+            let oneFact = try await app.send(.POST, "/v1/favorites/flashcards/cards",
+                                             json: CardDraft(title: "Heap", facts: ["only one"]))
+            #expect(oneFact.status == .badRequest)
+            #expect(oneFact.problem?.errors?.map(\.field) == ["facts"])
+            #expect(try await Self.favorites(app, "experience=flashcards&q=binary").map(\.itemId) == [card.itemId])
+            #expect(try await Self.favorites(app, "experience=flashcards").count == 4)
+            #expect(try await app.send(.DELETE, "/v1/favorites/flashcards/\(card.itemId)").status == .noContent)
+            #expect(try await Self.favorites(app, "experience=flashcards&q=binary").isEmpty)
+        }
+
+        /// The best sellers app: a default category set (an unknown one refused), books saved, and on a second
+        /// device the same default and the books newest first.
+        @Test func bestSellersDefaultCategoryAndBooksNewestFirstOnASecondDevice() async throws {
+            let stack = try StackUnderTest.required()
+            let email = uniqueEmail("bestsellers")
+            let anonymous = StackClient(stack.gateway)
+            let signUp = try await anonymous.send(.POST, "/v1/auth/signup", json: SignUpRequest(
+                email: email, password: accountPassword, experience: "bestsellers"))
+            let app = anonymous.with(token: try signUp.decode(AuthSession.self).accessToken)
+            let unknown = try await app.send(.PATCH, "/v1/auth/me",
+                                             json: ProfileUpdate(preferences: ["defaultCategory": "no-such-list"]))
+            #expect(unknown.status == .badRequest)
+            #expect(unknown.problem?.errors?.map(\.field) == ["preferences.defaultCategory"])
+            let set = try await app.send(.PATCH, "/v1/auth/me",
+                                         json: ProfileUpdate(preferences: ["defaultCategory": "hardcover-fiction"]))
+            #expect(set.status == .ok)
+
+            let books = try await app.get("/v1/catalog/bestsellers/items?category=hardcover-fiction")
+                .decode(CatalogPage.self).items
+            for book in books.prefix(3) {
+                #expect(try await app.send(.PUT, "/v1/favorites/bestsellers/\(book.id)").status == .created)
+            }
+            let signIn = try await anonymous.send(.POST, "/v1/auth/login", json: SignInRequest(
+                email: email, password: accountPassword, deviceName: "second device"))
+            let device = anonymous.with(token: try signIn.decode(AuthSession.self).accessToken)
+            let profile = try await device.get("/v1/auth/me").decode(UserProfile.self)
+            #expect(profile.preferences["defaultCategory"] == "hardcover-fiction")
+            let saved = try await Self.favorites(device, "experience=bestsellers")
+            #expect(saved.map(\.itemId) == books.prefix(3).reversed().map(\.id))
+            #expect(saved.allSatisfy { $0.rank != nil && $0.subtitle != nil })
+            let detail = try await device.get("/v1/catalog/bestsellers/items/\(saved[0].itemId)").decode(CatalogItem.self)
+            #expect(detail.book?.isbn13 == saved[0].itemId)
+        }
+    }
+}
