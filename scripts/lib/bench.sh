@@ -98,6 +98,7 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
     replay_port="$(bench_free_port)"; auth_port="$(bench_free_port)"; catalog_port="$(bench_free_port)"
     BENCH_AUTH_URL="http://127.0.0.1:$auth_port"
     BENCH_CATALOG_URL="http://127.0.0.1:$catalog_port"
+    BENCH_REPLAY_URL="http://127.0.0.1:$replay_port"
     bench_start replay "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
     bench_start auth env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" LOG_LEVEL=warning \
         BCRYPT_COST=4 "$bin/auth-service"
@@ -107,7 +108,7 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
         TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
         RIJKSMUSEUM_SEARCH_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_RECORDS_URL="http://127.0.0.1:$replay_port/id" \
         CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
-        "$bin/catalog-proxy"
+        CATALOG_USER_MISSES_PER_MINUTE=1000000 "$bin/catalog-proxy"
     bench_wait_ready "$BENCH_CATALOG_URL/health/ready" "$BENCH_WORK/catalog.log"
 }
 

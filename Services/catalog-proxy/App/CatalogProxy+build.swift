@@ -51,7 +51,7 @@ public func buildApplication(
             resolver: ItemResolver(
                 runner: runner,
                 resolved: ResolvedItems(pool: pool, freshFor: catalogConfiguration.recordTTL, staleIfError: staleIfError),
-                claims: claims, concurrencyPerRequest: 8, pageDeadline: catalogConfiguration.pageDeadline),
+                claims: claims, concurrencyPerRequest: 16, pageDeadline: catalogConfiguration.pageDeadline),
             cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
                                  absentFor: catalogConfiguration.notFoundTTL),
             seen: SeenItems(pool: pool, window: staleIfError),

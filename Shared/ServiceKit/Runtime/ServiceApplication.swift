@@ -48,6 +48,8 @@ public func buildServiceApplication(
     var clientConfiguration = HTTPClient.Configuration()
     clientConfiguration.timeout = .init(connect: .seconds(2), read: .seconds(10))
     clientConfiguration.redirectConfiguration = .disallow  // a peer never redirects us anywhere
+    // Connections kept per host: catalog-proxy's fan-outs (a page of records) would otherwise queue behind eight.
+    clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
     let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
     var revocationFeed: RevocationFeed?
     var authentication: AuthenticationMiddleware?
