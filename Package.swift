@@ -45,8 +45,12 @@ extension Target {
 
 let package = Package(
     name: "favoriteme-cloud",
-    platforms: [.macOS(.v15)],
+    // The client library and the contract run in an iOS 17 or macOS 14 app; the services need no more.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
+        .library(name: "Contracts", targets: ["Contracts"]),
+        .library(name: "FavoriteMeClient", targets: ["FavoriteMeClient"]),
+        .executable(name: "favme", targets: ["favme"]),
         .executable(name: "auth-service", targets: ["auth-service"]),
         .executable(name: "catalog-proxy", targets: ["catalog-proxy"]),
         .executable(name: "favorites-service", targets: ["favorites-service"]),
@@ -70,6 +74,18 @@ let package = Package(
         // document that describes them (a resource: the services serve it).
         .target(
             name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
+        ),
+
+        // The API for apps: typed calls, sessions that refresh themselves, writes that survive being offline. Foundation
+        // (URLSession) and Contracts only: no server code.
+        .target(
+            name: "FavoriteMeClient", dependencies: ["Contracts"], path: "Clients/FavoriteMeClient",
+            swiftSettings: strictSettings
+        ),
+        // The command-line client on the same library.
+        .executableTarget(
+            name: "favme", dependencies: ["FavoriteMeClient", "Contracts", argumentParser], path: "Clients/favme",
+            swiftSettings: strictSettings
         ),
 
         // The project's one lock (see Locked.swift for why not Synchronization.Mutex).
@@ -172,7 +188,7 @@ let package = Package(
             .testTarget(
                 name: "EndToEndTests",
                 dependencies: [
-                    "Contracts", "Locking", "Postgres", "TestSupport", httpClient, logging,
+                    "Contracts", "FavoriteMeClient", "Locking", "Postgres", "TestSupport", httpClient, logging,
                     .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 ],
                 path: "Tests/EndToEndTests",

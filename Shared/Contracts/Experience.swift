@@ -36,7 +36,8 @@ public struct Experience: Codable, Sendable, Equatable, Identifiable {
     public var sorts: [SortOption]
     /// The orders of the user's favorites list (`GET /v1/favorites?sort=`), the default first.
     public var favoriteSorts: [SortOption]
-    /// Whether users write items of their own into their favorites (flash cards: `POST /v1/favorites/{experience}/cards`).
+    /// Whether users write items of their own into their favorites (flash cards:
+    /// `POST /v1/favorites/cards?experience=`).
     public var userWrittenItems: Bool
 
     public init(id: ExperienceID, displayName: String, itemNoun: String, searchHint: String, itemKind: ItemKind,

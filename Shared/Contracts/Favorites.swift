@@ -43,7 +43,7 @@ public struct Favorite: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /v1/favorites/{experience}/cards`: a card the user writes, kept among their favorites.
+/// `POST /v1/favorites/cards?experience=`: a card the user writes, kept among their favorites.
 public struct CardDraft: Codable, Sendable, Equatable {
     public var title: String
     /// At least two.

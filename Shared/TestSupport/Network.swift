@@ -10,17 +10,23 @@ public func freeLoopbackPort() throws -> Int {
 
 /// A TCP relay on 127.0.0.1 in front of a server, for tests of what a client does when the network fails it.
 ///
-/// It forwards every connection until ``swallowNewConnections()``: from then on, new connections are accepted and
-/// read, but never forwarded nor answered, as a server behind a dead link looks to a client. Connections made before
-/// keep working. ``stop()`` closes everything, so a client stuck on a swallowed connection sees it end.
+/// What it does with new connections is its ``Mode``: forward them; swallow them (accepted and read, never forwarded
+/// nor answered, as a server behind a dead link looks to a client); refuse them (closed at once, as when the server
+/// is down); or forward the requests but lose the answers (the server acts, the client never hears). Connections made
+/// before a change keep the mode they had. ``stop()`` closes everything, so a client stuck on a connection sees it
+/// end.
 public final class TCPRelay: Sendable {
     /// The relay's port on 127.0.0.1.
     public let port: Int
     private let listener: Int32
     private let state = Locked(State())
 
+    public enum Mode: Sendable {
+        case forward, swallow, refuse, loseAnswers
+    }
+
     private struct State {
-        var swallowing = false
+        var mode = Mode.forward
         var stopped = false
         /// Every connection's descriptors, each closed by the last thread that uses it.
         var open: Set<Int32> = []
@@ -38,11 +44,14 @@ public final class TCPRelay: Sendable {
         Thread { [self] in acceptConnections(upstream: upstream) }.start()
     }
 
+    /// What happens to new connections from now on.
+    public func set(_ mode: Mode) { state.withLock { $0.mode = mode } }
+
     /// New connections are accepted and then ignored; those already made go on.
-    public func swallowNewConnections() { state.withLock { $0.swallowing = true } }
+    public func swallowNewConnections() { set(.swallow) }
 
     /// New connections are forwarded again.
-    public func forwardNewConnections() { state.withLock { $0.swallowing = false } }
+    public func forwardNewConnections() { set(.forward) }
 
     /// Ends every connection and stops accepting. Idempotent.
     public func stop() {
@@ -64,15 +73,19 @@ public final class TCPRelay: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }  // a signal, or a client that gave up first
                 return  // stopped
             }
-            let (admitted, swallowing) = state.withLock { state in
+            let (admitted, mode) = state.withLock { state in
                 if !state.stopped { state.open.insert(client) }
-                return (!state.stopped, state.swallowing)
+                return (!state.stopped, state.mode)
             }
             guard admitted else {
                 close(client)
                 return
             }
-            if swallowing {
+            if mode == .refuse {
+                release([client])
+                continue
+            }
+            if mode == .swallow {
                 Thread { [self] in
                     drain(client)
                     release([client])
@@ -99,8 +112,9 @@ public final class TCPRelay: Sendable {
             // Two pumps, one per direction; the second to finish closes both descriptors.
             let pumpsLeft = Locked(2)
             for (source, target) in [(client, server), (server, client)] {
+                let losing = mode == .loseAnswers && source == server
                 Thread { [self] in
-                    pump(from: source, to: target)
+                    if losing { loseAnswer(from: server, to: client) } else { pump(from: source, to: target) }
                     if pumpsLeft.withLock({ count in
                         count -= 1
                         return count == 0
@@ -124,6 +138,15 @@ public final class TCPRelay: Sendable {
             }
         }
         shutdown(target, Int32(SHUT_WR))
+    }
+
+    /// Waits for the server's answer, then drops the client's connection without a byte of it: the request was
+    /// served, the client only sees the connection end.
+    private func loseAnswer(from server: Int32, to client: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        _ = read(server, &buffer, buffer.count)
+        shutdown(client, Int32(SHUT_RDWR))
+        shutdown(server, Int32(SHUT_RDWR))
     }
 
     private func drain(_ descriptor: Int32) {

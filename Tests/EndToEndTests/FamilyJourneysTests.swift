@@ -42,24 +42,24 @@ extension EndToEnd {
             for card in publicCards.prefix(2) {
                 #expect(try await app.send(.PUT, "/v1/favorites/flashcards/\(card.id)").status == .created)
             }
-            let written = try await app.send(.POST, "/v1/favorites/flashcards/cards", json: CardDraft(
+            let written = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards", json: CardDraft(
                 title: "Binary Search", facts: ["Halve the sorted range each step.", "O(log n)."]))
             #expect(written.status == .created)
             let card = try written.decode(Favorite.self)
             // Written twice, or written with a saved card's title: refused.
             for title in [" binary search", publicCards[0].title.uppercased()] {
-                let duplicate = try await app.send(.POST, "/v1/favorites/flashcards/cards",
+                let duplicate = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
                                                    json: CardDraft(title: title, facts: ["a", "b"]))
                 #expect(duplicate.status == .conflict, "\(title)")
                 #expect(duplicate.problem?.type == .cardTitleTaken)
             }
             // Saved when a card of that title was written: refused too.
             let third = publicCards[2]
-            #expect(try await app.send(.POST, "/v1/favorites/flashcards/cards",
+            #expect(try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
                                        json: CardDraft(title: third.title, facts: ["mine", "too"])).status == .created)
             let saved = try await app.send(.PUT, "/v1/favorites/flashcards/\(third.id)")
             #expect(saved.problem?.type == .cardTitleTaken)
-            let oneFact = try await app.send(.POST, "/v1/favorites/flashcards/cards",
+            let oneFact = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
                                              json: CardDraft(title: "Heap", facts: ["only one"]))
             #expect(oneFact.status == .badRequest)
             #expect(oneFact.problem?.errors?.map(\.field) == ["facts"])

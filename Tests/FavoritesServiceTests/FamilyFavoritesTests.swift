@@ -21,7 +21,7 @@ import Testing
                           key: String? = nil) async throws -> TestResponse {
         var headers: HTTPFields = [.authorization: "Bearer \(user.token)", .contentType: "application/json"]
         if let key { headers[HTTPField.Name("Idempotency-Key")!] = key }
-        return try await api.client.execute(uri: "/v1/favorites/flashcards/cards", method: .post, headers: headers,
+        return try await api.client.execute(uri: "/v1/favorites/cards?experience=flashcards", method: .post, headers: headers,
                                             body: ByteBuffer(bytes: try JSONEncoder().encode(draft))) { $0 }
     }
 
@@ -115,7 +115,7 @@ import Testing
             var headers: HTTPFields = [.authorization: "Bearer \(ana.token)", .contentType: "application/json"]
             headers[.accept] = "application/json"
             let elsewhere = try await api.client.execute(
-                uri: "/v1/favorites/mobiles/cards", method: .post, headers: headers,
+                uri: "/v1/favorites/cards?experience=mobiles", method: .post, headers: headers,
                 body: ByteBuffer(bytes: try JSONEncoder().encode(draft))) { $0 }
             #expect(elsewhere.status == .notFound)
         }

@@ -29,7 +29,7 @@ struct FavoritesController: Sendable {
         routes.get("popular", use: popular)
         routes.put(":experience/:itemId", use: favorite)
         routes.delete(":experience/:itemId", use: unfavorite)
-        routes.post(":experience/cards", use: write)
+        routes.post("cards", use: write)
     }
 
     /// 201 with the favorite the first time (and to a retry of that request, with the same `Idempotency-Key`), 200
@@ -64,10 +64,10 @@ struct FavoritesController: Sendable {
         return Response(status: .noContent)
     }
 
-    /// `POST /v1/favorites/{experience}/cards`: 201 with the card as a favorite (and to a retry with the same
+    /// `POST /v1/favorites/cards?experience=`: 201 with the card as a favorite (and to a retry with the same
     /// `Idempotency-Key`).
     @Sendable func write(_ request: Request, context: AuthenticatedContext) async throws -> Response {
-        let experience = try Self.experience(context.parameters.get("experience"))
+        let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         guard experience.userWrittenItems else {
             throw ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience.id).")
         }
@@ -78,7 +78,8 @@ struct FavoritesController: Sendable {
         case .failure(let problems): throw ServiceProblem.validation(problems.errors)
         }
         let favorite = try await Self.answering {
-            try await writeCard(card, in: experience, by: try Self.writeRequest(request, context))
+            try await writeCard(card, in: experience, by: try Self.writeRequest(
+                request, context, target: "experience=\(experience.id.rawValue)"))
         }
         return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
     }

@@ -1,7 +1,7 @@
 import Contracts
 import Foundation
 
-/// `POST /v1/favorites/{experience}/cards`: a card the user writes (a title and at least two facts), kept among
+/// `POST /v1/favorites/cards?experience=`: a card the user writes (a title and at least two facts), kept among
 /// their favorites in the same shape as a saved one, with an id the server gives it. No two of the user's cards
 /// share a title (without case or surrounding spaces), written or saved; two concurrent writes of one title leave
 /// one card, as both are decided under the stream's lock. A retry with the same `Idempotency-Key` gets the first

@@ -1,0 +1,119 @@
+import Contracts
+import Foundation
+
+/// Accounts and sessions (`/v1/auth`).
+extension FavoriteMeClient {
+    /// Creates the account and signs it in on this device.
+    @discardableResult
+    public func signUp(email: String, password: String, experience: ExperienceID) async throws(FavoriteMeError)
+        -> UserProfile
+    {
+        let body = try encode(SignUpRequest(email: email, password: password, experience: experience.rawValue,
+                                            deviceName: deviceName))
+        return try await start(try await send(Call(method: "POST", path: "/v1/auth/signup", body: body,
+                                                   authenticated: false), as: AuthSession.self))
+    }
+
+    @discardableResult
+    public func signIn(email: String, password: String) async throws(FavoriteMeError) -> UserProfile {
+        let body = try encode(SignInRequest(email: email, password: password, deviceName: deviceName))
+        return try await start(try await send(Call(method: "POST", path: "/v1/auth/login", body: body,
+                                                   authenticated: false), as: AuthSession.self))
+    }
+
+    private func start(_ session: AuthSession) async throws(FavoriteMeError) -> UserProfile {
+        try await sessions.replace(with: StoredSession(session, now: Date()))
+        await outbox.own(for: session.user.id)  // another user's copy and queue are not this one's
+        return session.user
+    }
+
+    /// At launch: the signed-in user, read from the server (so the app opens into their experience as it is now), or
+    /// nil when nobody is signed in any more (the stored session ended, or there is none). One call.
+    public func restoreSession() async throws(FavoriteMeError) -> UserProfile? {
+        guard let stored = try await sessions.current() else { return nil }
+        await outbox.own(for: stored.user.id)
+        do {
+            return try await me()
+        } catch .signedOut {
+            return nil
+        } catch .refused(let problem) where problem.status == 401 {
+            await sessions.clear()
+            return nil
+        }
+    }
+
+    /// The user as last stored, without a request.
+    public var storedUser: UserProfile? {
+        get async { try? await sessions.current()?.user }
+    }
+
+    /// Signs out (`scope`: this device, the others, or everywhere). This device's session is forgotten locally even
+    /// when the server cannot be reached: the refresh token it held is no longer kept.
+    public func signOut(_ scope: LogoutScope = .current) async throws(FavoriteMeError) {
+        guard let session = try await sessions.current() else { return }
+        let body = try encode(RefreshRequest(refreshToken: session.refreshToken))
+        do {
+            _ = try await send(Call(method: "POST", path: "/v1/auth/logout",
+                                    query: [URLQueryItem(name: "scope", value: scope.rawValue)], body: body),
+                               as: NoContent.self)
+        } catch .signedOut {
+            return  // already
+        } catch {
+            if scope != .others { await forget() }
+            throw error
+        }
+        if scope != .others { await forget() }
+    }
+
+    /// Forgets the session and the device's copy of the user's favorites, with any writes still waiting.
+    private func forget() async {
+        await sessions.clear()
+        await outbox.own(for: nil)
+    }
+
+    public func me() async throws(FavoriteMeError) -> UserProfile {
+        let user = try await send(Call(method: "GET", path: "/v1/auth/me"), as: UserProfile.self)
+        try await remember(user)
+        return user
+    }
+
+    /// Changes the experience and/or preferences (a value of nil removes a preference). `defaultCategory` must be one
+    /// of the experience's categories.
+    @discardableResult
+    public func updateProfile(experience: ExperienceID? = nil, preferences: [String: String?]? = nil)
+        async throws(FavoriteMeError) -> UserProfile
+    {
+        let body = try encode(ProfileUpdate(experience: experience?.rawValue, preferences: preferences))
+        let user = try await send(Call(method: "PATCH", path: "/v1/auth/me", body: body), as: UserProfile.self)
+        try await remember(user)
+        return user
+    }
+
+    public func changePassword(current: String, new: String) async throws(FavoriteMeError) {
+        let body = try encode(PasswordChange(currentPassword: current, newPassword: new))
+        _ = try await send(Call(method: "POST", path: "/v1/auth/me/password", body: body), as: NoContent.self)
+    }
+
+    /// Deletes the account (the password re-confirmed) and signs out.
+    public func deleteAccount(password: String) async throws(FavoriteMeError) {
+        let body = try encode(AccountDeletion(password: password))
+        _ = try await send(Call(method: "DELETE", path: "/v1/auth/me", body: body), as: NoContent.self)
+        await forget()
+    }
+
+    /// The user's sessions (devices), this one marked `current`.
+    public func sessionList() async throws(FavoriteMeError) -> [SessionSummary] {
+        try await send(Call(method: "GET", path: "/v1/auth/sessions"), as: SessionList.self).sessions
+    }
+
+    public func endSession(_ id: UUID) async throws(FavoriteMeError) {
+        _ = try await send(Call(method: "DELETE", path: "/v1/auth/sessions/\(id.uuidString.lowercased())"),
+                           as: NoContent.self)
+    }
+
+    private func remember(_ user: UserProfile) async throws(FavoriteMeError) {
+        guard var session = try await sessions.current(), session.user != user else { return }
+        session.user = user
+        try await sessions.replace(with: session)
+    }
+}

@@ -1,0 +1,59 @@
+import Contracts
+import Foundation
+
+/// Everything a call can fail with, as a value: the server's refusal (its problem document, typed), a failure on the
+/// way (the server may or may not have seen the request), or no signed-in user.
+public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The server answered with a problem (RFC 9457): its `type` is what to branch on.
+    case refused(APIProblem)
+    /// The request or its answer was lost on the way: offline, timed out, connection dropped. Writes made with the
+    /// client's ``FavoriteMeClient/favorite(_:in:)`` and friends are queued instead of failing with this.
+    case transport(String)
+    /// The server answered with something that is not what its contract says (a bug, or a proxy in between).
+    case unexpectedAnswer(status: Int, detail: String)
+    /// No user is signed in, or the session ended (signed out elsewhere, refresh token reused or expired): sign in.
+    case signedOut
+
+    public var description: String {
+        switch self {
+        case .refused(let problem): "\(problem.status) \(problem.type): \(problem.detail) (request \(problem.requestId))"
+        case .transport(let detail): "could not reach the server: \(detail)"
+        case .unexpectedAnswer(let status, let detail): "unexpected answer \(status): \(detail)"
+        case .signedOut: "not signed in"
+        }
+    }
+
+    /// The problem's type when the server refused the request.
+    public var problemType: ProblemType? {
+        if case .refused(let problem) = self { return problem.type }
+        return nil
+    }
+}
+
+/// A problem document as the client received it, with the HTTP status it came with.
+public struct APIProblem: Sendable, Equatable {
+    public var type: ProblemType
+    public var status: Int
+    public var title: String
+    public var detail: String
+    public var requestId: String
+    public var errors: [FieldError]
+    /// `Retry-After`, in seconds, when the server said when to try again.
+    public var retryAfter: Int?
+
+    public init(_ details: ProblemDetails, retryAfter: Int?) {
+        type = details.type
+        status = details.status
+        title = details.title
+        detail = details.detail
+        requestId = details.requestId
+        errors = details.errors ?? []
+        self.retryAfter = retryAfter
+    }
+
+    /// Whether asking again later cannot change the answer: a client error other than a missing session or a
+    /// budget to wait for (5xx and 429 may pass, 401 needs a sign-in first).
+    public var isFinal: Bool {
+        (400..<500).contains(status) && status != 401 && status != 408 && status != 429
+    }
+}

@@ -1,0 +1,158 @@
+import Contracts
+import Foundation
+#if canImport(Security)
+import Security
+#endif
+
+/// A signed-in session as the client keeps it between launches.
+public struct StoredSession: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String
+    /// When the access token expires (from `expiresIn` at sign-in or refresh).
+    public var accessTokenExpiresAt: Date
+    public var user: UserProfile
+
+    public init(accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: UserProfile) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.user = user
+    }
+
+    init(_ session: AuthSession, now: Date) {
+        self.init(accessToken: session.accessToken, refreshToken: session.refreshToken,
+                  accessTokenExpiresAt: now.addingTimeInterval(TimeInterval(session.expiresIn)), user: session.user)
+    }
+}
+
+/// Where the session is kept: the Keychain in an app (``KeychainTokenStore``), an owner-only file for a command-line
+/// tool or on Linux (``FileTokenStore``), memory in tests (``MemoryTokenStore``).
+public protocol TokenStore: Sendable {
+    func load() async throws -> StoredSession?
+    func save(_ session: StoredSession) async throws
+    func clear() async throws
+}
+
+/// Keeps the session in memory only: gone when the process ends.
+public actor MemoryTokenStore: TokenStore {
+    private var session: StoredSession?
+
+    public init(_ session: StoredSession? = nil) { self.session = session }
+
+    public func load() -> StoredSession? { session }
+    public func save(_ session: StoredSession) { self.session = session }
+    public func clear() { session = nil }
+}
+
+/// Keeps the session in a JSON file readable and writable by its owner only (mode 0600, in a 0700 directory).
+public struct FileTokenStore: TokenStore {
+    public let url: URL
+
+    public init(url: URL) { self.url = url }
+
+    public func load() throws -> StoredSession? {
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        return try JSONCoding.decoder.decode(StoredSession.self, from: data)
+    }
+
+    public func save(_ session: StoredSession) throws {
+        try OwnerOnlyFile.write(try JSONCoding.encoder.encode(session), to: url)
+    }
+
+    public func clear() throws {
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+}
+
+#if canImport(Security)
+/// Keeps the session in the Keychain, as a generic password of `service` available after the first unlock (an
+/// app woken in the background can still sign its requests), on this device only.
+public struct KeychainTokenStore: TokenStore {
+    public let service: String
+    public let account: String
+
+    public init(service: String = "FavoriteMeClient", account: String = "session") {
+        self.service = service
+        self.account = account
+    }
+
+    private var query: [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+         kSecAttrAccount as String: account]
+    }
+
+    public func load() throws -> StoredSession? {
+        var query = self.query
+        query[kSecReturnData as String] = true
+        query[kSecMatchLimit as String] = kSecMatchLimitOne
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let data = result as? Data else { throw KeychainError(status: status) }
+        return try JSONCoding.decoder.decode(StoredSession.self, from: data)
+    }
+
+    public func save(_ session: StoredSession) throws {
+        let data = try JSONCoding.encoder.encode(session)
+        let attributes: [String: Any] = [
+            kSecValueData as String: data,
+            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+        ]
+        var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
+        if status == errSecItemNotFound {
+            status = SecItemAdd(query.merging(attributes) { $1 } as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
+    }
+
+    public func clear() throws {
+        let status = SecItemDelete(query as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+    }
+
+    public struct KeychainError: Error, Equatable { public var status: OSStatus }
+}
+#endif
+
+/// Files only their owner may read or write: the directory made 0700, the file written to a 0600 temporary file in
+/// it and moved into place, so it never exists with wider permissions, not even for a moment.
+enum OwnerOnlyFile {
+    static func write(_ data: Data, to url: URL) throws {
+        let directory = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data,
+                                             attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+        if FileManager.default.fileExists(atPath: url.path) {
+            _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+        } else {
+            try FileManager.default.moveItem(at: temporary, to: url)
+        }
+    }
+}
+
+/// The server's JSON: ISO 8601 dates.
+enum JSONCoding {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            // The server writes whole seconds or fractions: accept both.
+            if let date = (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+                ?? (try? Date(text, strategy: .iso8601)) {
+                return date
+            }
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a date: \(text)"))
+        }
+        return decoder
+    }()
+}
