@@ -21,18 +21,19 @@ extension FavoriteMeClient {
         if let sort { query.append(URLQueryItem(name: "sort", value: sort.rawValue)) }
         if let limit { query.append(URLQueryItem(name: "limit", value: String(limit))) }
         if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-        return try await send(Call(method: "GET", path: "/v1/catalog/\(experience.rawValue)/items", query: query),
-                              as: CatalogPage.self)
+        return try await send(Call(method: "GET", path: "/v1/catalog/\(Self.segment(experience.rawValue))/items",
+                                   query: query), as: CatalogPage.self)
     }
 
     /// One item's detail.
     public func item(_ id: String, in experience: ExperienceID) async throws(FavoriteMeError) -> CatalogItem {
-        try await send(Call(method: "GET", path: "/v1/catalog/\(experience.rawValue)/items/\(id)"), as: CatalogItem.self)
+        let path = "/v1/catalog/\(Self.segment(experience.rawValue))/items/\(Self.segment(id))"
+        return try await send(Call(method: "GET", path: path), as: CatalogItem.self)
     }
 
     /// An experience's categories (the best-seller lists).
     public func categories(of experience: ExperienceID) async throws(FavoriteMeError) -> [CatalogCategory] {
-        try await send(Call(method: "GET", path: "/v1/catalog/\(experience.rawValue)/categories"),
+        try await send(Call(method: "GET", path: "/v1/catalog/\(Self.segment(experience.rawValue))/categories"),
                        as: CategoryList.self).categories
     }
 }

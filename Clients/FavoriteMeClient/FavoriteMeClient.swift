@@ -42,7 +42,7 @@ public final class FavoriteMeClient: Sendable {
     struct NoContent: Decodable {}
 
     /// A request to the API. `authenticated` requests carry the session's access token, refreshed when it has expired
-    /// and once more when the server says it has.
+    /// and once more when the server says it has. `path` is percent-encoded (see ``segment(_:)``).
     struct Call: Sendable {
         var method: String
         var path: String
@@ -85,9 +85,12 @@ public final class FavoriteMeClient: Sendable {
 
     /// One HTTP exchange: 2xx is the answer, a problem document is thrown as a refusal.
     private func exchange(_ call: Call, token: String?) async throws(FavoriteMeError) -> (status: Int, body: Data) {
-        var components = URLComponents(url: baseURL.appendingPathComponent(call.path), resolvingAgainstBaseURL: false)
-        if !call.query.isEmpty { components?.queryItems = call.query }
-        guard let url = components?.url else { throw .unexpectedAnswer(status: 0, detail: "no URL for \(call.path)") }
+        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else {
+            throw .unexpectedAnswer(status: 0, detail: "no URL for \(call.path)")
+        }
+        components.percentEncodedPath = components.percentEncodedPath.trimmingSuffix("/") + call.path
+        if !call.query.isEmpty { components.queryItems = call.query }
+        guard let url = components.url else { throw .unexpectedAnswer(status: 0, detail: "no URL for \(call.path)") }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = call.method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -126,7 +129,22 @@ public final class FavoriteMeClient: Sendable {
         }
     }
 
+    /// `text` as one path segment: every byte outside the unreserved characters percent-encoded, so an id can never
+    /// add a segment (`../`) or a query.
+    static func segment(_ text: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let encoded = text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        // "." and ".." are unreserved but mean "here" and "up" as whole segments.
+        return encoded == "." || encoded == ".." ? encoded.replacingOccurrences(of: ".", with: "%2E") : encoded
+    }
+
     func encode(_ value: some Encodable) throws(FavoriteMeError) -> Data {
         do { return try JSONCoding.encoder.encode(value) } catch { throw .unexpectedAnswer(status: 0, detail: "\(error)") }
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -13,6 +13,8 @@ public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible
     case unexpectedAnswer(status: Int, detail: String)
     /// No user is signed in, or the session ended (signed out elsewhere, refresh token reused or expired): sign in.
     case signedOut
+    /// The device's own storage (the session, the queue) could not be read or written.
+    case storage(String)
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible
         case .transport(let detail): "could not reach the server: \(detail)"
         case .unexpectedAnswer(let status, let detail): "unexpected answer \(status): \(detail)"
         case .signedOut: "not signed in"
+        case .storage(let detail): "the device's storage failed: \(detail)"
         }
     }
 

@@ -1,6 +1,12 @@
 import Contracts
 import Foundation
 
+/// What ``FavoriteMeClient/syncFavorites()`` did: the waiting writes it sent, and the changes it applied.
+public struct SyncReport: Sendable, Equatable {
+    public var sent: DrainReport
+    public var changes: [FavoriteChange]
+}
+
 /// What a write to the favorites did: done (with the server's answer), or queued to be sent when the server can be
 /// reached (its heart already drawn).
 public enum WriteResult<Value: Sendable>: Sendable {
@@ -77,11 +83,11 @@ extension FavoriteMeClient {
         }
     }
 
-    /// Brings the device's copy up to date from the changes feed (after sending the waiting writes): what another
-    /// device did shows here. Returns the changes applied.
+    /// Brings the device's copy up to date from the changes feed, after sending the waiting writes: what another
+    /// device did shows here. Returns what was sent and the changes applied.
     @discardableResult
-    public func syncFavorites() async throws(FavoriteMeError) -> [FavoriteChange] {
-        await sendPendingWrites()
+    public func syncFavorites() async throws(FavoriteMeError) -> SyncReport {
+        let sent = await sendPendingWrites()
         var applied: [FavoriteChange] = []
         while true {
             let since = await outbox.load().syncedVersion
@@ -93,7 +99,7 @@ extension FavoriteMeClient {
                 state.syncedVersion = max(state.syncedVersion, page.version)
             }
             applied += page.changes
-            guard page.hasMore else { return applied }
+            guard page.hasMore else { return SyncReport(sent: sent, changes: applied) }
         }
     }
 
@@ -166,13 +172,14 @@ extension FavoriteMeClient {
     /// Sends one write with its key; the favorite it answers with, for favorites and cards.
     private func perform(_ write: PendingWrite) async throws(FavoriteMeError) -> Favorite? {
         let key = ["Idempotency-Key": write.id.uuidString.lowercased()]
+        func itemPath(_ experience: ExperienceID, _ itemId: String) -> String {
+            "/v1/favorites/\(Self.segment(experience.rawValue))/\(Self.segment(itemId))"
+        }
         switch write.kind {
         case .favorite(let experience, let itemId):
-            return try await send(Call(method: "PUT", path: "/v1/favorites/\(experience.rawValue)/\(itemId)",
-                                       headers: key), as: Favorite.self)
+            return try await send(Call(method: "PUT", path: itemPath(experience, itemId), headers: key), as: Favorite.self)
         case .unfavorite(let experience, let itemId):
-            _ = try await send(Call(method: "DELETE", path: "/v1/favorites/\(experience.rawValue)/\(itemId)",
-                                    headers: key), as: NoContent.self)
+            _ = try await send(Call(method: "DELETE", path: itemPath(experience, itemId), headers: key), as: NoContent.self)
             return nil
         case .clear(let experience):
             _ = try await send(Call(method: "DELETE", path: "/v1/favorites",

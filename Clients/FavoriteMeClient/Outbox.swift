@@ -48,6 +48,7 @@ actor Outbox {
         var current = await load()
         change(&current)
         state = current
+        // A failed save leaves the change in memory: the next save writes it (the session goes on meanwhile).
         try? await store.save(current)
     }
 

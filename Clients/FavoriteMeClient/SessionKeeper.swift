@@ -21,7 +21,7 @@ actor SessionKeeper {
             do {
                 session = try await store.load()
             } catch {
-                throw .transport("the session store could not be read: \(error)")
+                throw .storage("the session could not be read: \(error)")
             }
             loaded = true
         }
@@ -31,7 +31,7 @@ actor SessionKeeper {
     func replace(with session: StoredSession) async throws(FavoriteMeError) {
         self.session = session
         loaded = true
-        do { try await store.save(session) } catch { throw .transport("the session could not be stored: \(error)") }
+        do { try await store.save(session) } catch { throw .storage("the session could not be stored: \(error)") }
     }
 
     /// Forgets the session, here and in the store.

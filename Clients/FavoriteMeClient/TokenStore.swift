@@ -115,7 +115,8 @@ public struct KeychainTokenStore: TokenStore {
 #endif
 
 /// Files only their owner may read or write: the directory made 0700, the file written to a 0600 temporary file in
-/// it and moved into place, so it never exists with wider permissions, not even for a moment.
+/// it and renamed over the old one (`rename(2)`: atomic, so a reader sees the old file or the new, never a partial
+/// one, and the file never exists with wider permissions, not even for a moment).
 enum OwnerOnlyFile {
     static func write(_ data: Data, to url: URL) throws {
         let directory = url.deletingLastPathComponent()
@@ -125,10 +126,10 @@ enum OwnerOnlyFile {
         guard FileManager.default.createFile(atPath: temporary.path, contents: data,
                                              attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
-        if FileManager.default.fileExists(atPath: url.path) {
-            _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
-        } else {
-            try FileManager.default.moveItem(at: temporary, to: url)
+        // Not FileManager.replaceItemAt: on Linux it removes the old file first and then fails to move the new one.
+        guard rename(temporary.path, url.path) == 0 else {
+            try? FileManager.default.removeItem(at: temporary)
+            throw CocoaError(.fileWriteUnknown)
         }
     }
 }

@@ -7,7 +7,6 @@ import Locking
 import Logging
 import NIOCore
 import ServiceKit
-import Synchronization
 import TestSupport
 import Testing
 
@@ -15,7 +14,7 @@ import Testing
 @Suite struct RemoteKeySetTests {
     final class KeyServer: Sendable {
         let keys = Locked<[(kid: String, key: EdDSA.PrivateKey)]>([])
-        let fetches = Atomic<Int>(0)
+        let fetches = Locked(0)
 
         func add(_ kid: String) -> EdDSA.PrivateKey {
             let key = try! EdDSA.PrivateKey()
@@ -26,7 +25,7 @@ import Testing
         var router: Router<BasicRequestContext> {
             let router = Router()
             router.get(".well-known/jwks.json") { _, _ -> Response in
-                self.fetches.add(1, ordering: .relaxed)
+                self.fetches.withLock { $0 += 1 }
                 let set = JWKS(keys: self.keys.withLock { $0 }.map { entry in
                     JWK.octetKeyPair(.eddsa, identifier: JWKIdentifier(string: entry.kid),
                                      x: entry.key.publicKey.rawRepresentation.base64URLEncodedString(), y: nil,
@@ -63,13 +62,13 @@ import Testing
         try await Self.withKeySet { server, clock, keySet in
             #expect(try await keySet.keys(containing: "first") != nil)
             #expect(try await keySet.keys(containing: "first") != nil)
-            #expect(server.fetches.load(ordering: .relaxed) == 1)  // cached
+            #expect(server.fetches.withLock { $0 } == 1)  // cached
 
             // A forged kid: one refetch, then no more until the interval passes.
             clock.advance(.seconds(6))
             #expect(try await keySet.keys(containing: "forged") == nil)
             #expect(try await keySet.keys(containing: "forged-again") == nil)
-            #expect(server.fetches.load(ordering: .relaxed) == 2)
+            #expect(server.fetches.withLock { $0 } == 2)
 
             // auth-service rotates in a key: a token signed with it is accepted after one refetch.
             let second = server.add("second")
@@ -81,7 +80,7 @@ import Testing
                                            lifetime: 60, policy: .standard)
             let token = try await signer.sign(claims, kid: "second")
             #expect(try await collection.verify(token, as: AccessTokenClaims.self) == claims)
-            #expect(server.fetches.load(ordering: .relaxed) == 3)
+            #expect(server.fetches.withLock { $0 } == 3)
         }
     }
 
@@ -95,7 +94,7 @@ import Testing
             clock.advance(.seconds(301))
             #expect(try await keySet.keys(containing: "first") != nil)  // from the stale set, without waiting
             // The refetch it started behind itself brings the new set.
-            let refreshed = try await eventually({ server.fetches.load(ordering: .relaxed) }) { $0 == 2 }
+            let refreshed = try await eventually({ server.fetches.withLock { $0 } }) { $0 == 2 }
             #expect(refreshed == 2)
             clock.advance(.seconds(1))
             let second = try await eventually({ try await keySet.keys(containing: "second") != nil }) { $0 }

@@ -7,7 +7,6 @@ import Locking
 import Logging
 import Postgres
 import ServiceKit
-import Synchronization
 import TestSupport
 import Testing
 
@@ -20,9 +19,14 @@ final class ManualClock: Sendable {
 
 /// Counts calls from concurrent tasks.
 final class CallCounter: Sendable {
-    private let calls = Atomic<Int>(0)
-    var count: Int { calls.load(ordering: .relaxed) }
-    @discardableResult func increment() -> Int { calls.add(1, ordering: .relaxed).newValue }
+    private let calls = Locked(0)
+    var count: Int { calls.withLock { $0 } }
+    @discardableResult func increment() -> Int {
+        calls.withLock { count in
+            count += 1
+            return count
+        }
+    }
 }
 
 @Suite struct ResponseCacheTests {

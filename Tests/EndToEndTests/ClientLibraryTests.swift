@@ -173,7 +173,7 @@ extension EndToEnd {
             // A second device syncs through the changes feed and draws the same hearts.
             let device = try Self.client(stack.gateway)
             try await device.signIn(email: user.email, password: accountPassword)
-            let changes = try await device.syncFavorites()
+            let changes = try await device.syncFavorites().changes
             #expect(changes.count == 4)
             #expect(await device.hearts(in: .rijksmuseum) == Set(items[1...2]))
             #expect(await device.syncedFavorites(in: .rijksmuseum).count == 2)

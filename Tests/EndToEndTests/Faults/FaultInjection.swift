@@ -3,7 +3,6 @@ import Foundation
 import Locking
 import NIOHTTP1
 import Postgres
-import Synchronization
 import Testing
 
 /// The fault-injection scenarios: each drives real load through the gateway of the running stack, injects a fault
@@ -53,16 +52,16 @@ final class Tally: Sendable {
 
 /// Tells load tasks when to stop.
 final class LoadSwitch: Sendable {
-    private let stopped = Atomic(false)
-    var isOn: Bool { !stopped.load(ordering: .relaxed) }
-    func turnOff() { stopped.store(true, ordering: .relaxed) }
+    private let stopped = Locked(false)
+    var isOn: Bool { !stopped.withLock { $0 } }
+    func turnOff() { stopped.withLock { $0 = true } }
 }
 
 /// A count several tasks add to.
 final class Counter: Sendable {
-    private let count = Atomic(0)
-    var value: Int { count.load(ordering: .relaxed) }
-    func increment() { count.add(1, ordering: .relaxed) }
+    private let count = Locked(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
 }
 
 /// One user favoriting and unfavoriting a few items in turn, each command with its own `Idempotency-Key`, retried

@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import NIOHTTP1
-import Synchronization
 import TestSupport
 import Testing
 

@@ -40,6 +40,10 @@ struct CatalogCategories: Sendable {
             return list.categories.contains { $0.id == id }
         case 404:
             return nil
+        case 429:
+            // This user's catalog budget is spent: theirs to wait for, not the catalog's failure.
+            throw ServiceProblem(.tooManyRequests, .rateLimited, "Too many catalog requests; retry after the time given.",
+                                 headers: [.retryAfter: "60"])
         default:
             logger.warning("catalog-proxy refused the categories", metadata: ["status": "\(status)"])
             throw Self.unavailable

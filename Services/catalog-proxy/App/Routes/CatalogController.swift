@@ -74,7 +74,9 @@ struct CatalogController: Sendable {
 
     @Sendable func detail(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let (backend, _) = try backend(context)
-        guard let id = backend.canonicalID(context.parameters.get("id") ?? "") else {
+        // Path parameters arrive percent-encoded (`RP-T-1930-54%28V%29`): decoded first, then held to the source's
+        // id shape, so an encoded `/` or `?` is refused like a literal one.
+        guard let id = (context.parameters.get("id") ?? "").removingPercentEncoding.flatMap(backend.canonicalID) else {
             throw ServiceProblem.validation([FieldError(field: "id", message: "is not an id of this catalog")])
         }
         try users.admit(context.user.userID)

@@ -131,7 +131,9 @@ struct Catalog: Sendable {
             ? await seen.lastItem(experience: source.experience, id: id, logger: logger) : nil
         switch try await runner.run(source.detail(id: id, known: known), requestID: requestID, logger: logger) {
         case .item(let item):
-            await seen.remember([item], detailed: true, logger: logger)
+            // A detail built on the listed copy is not kept over it: the next list's facts (a book's new rank) must
+            // reach the next detail.
+            if !source.detailBuildsOnListedCopy { await seen.remember([item], detailed: true, logger: logger) }
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
         case .incomplete(let item):
             return CachedBody(body: try ServiceJSON.encoder.encode(item), isComplete: false)

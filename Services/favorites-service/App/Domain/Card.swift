@@ -41,8 +41,8 @@ struct Card: Equatable, Sendable {
         }
     }
 
-    /// The id a written card gets: from the request's event id, so a retry names the same card, with a prefix no
-    /// catalog id has.
+    /// The id a written card gets: from the request's event id, so a retry names the same card, with a prefix the
+    /// catalog refuses in its cards' ids.
     static func itemID(for eventID: UUID) -> String {
         "own-" + eventID.uuidString.lowercased()
     }

@@ -252,7 +252,9 @@ struct FavoritesController: Sendable {
         return experience
     }
 
-    static func itemID(_ text: String?) throws -> String {
+    /// A path's item id, percent-decoded (`RP-T-1930-54%28V%29`), then checked: an encoded `/` is refused like one.
+    static func itemID(_ encoded: String?) throws -> String {
+        let text = encoded?.removingPercentEncoding
         guard let text, (1...128).contains(text.utf8.count), !text.contains(where: { $0.isNewline || $0 == "/" })
         else { throw ServiceProblem.validation([FieldError(field: "itemId", message: "must be 1 to 128 characters")]) }
         return text

@@ -16,8 +16,10 @@ struct FlashCardsSource: DatasetSource {
     static let maximumFactLength = 1000
     static let maximumFacts = 10
 
+    /// Ids of `A–Z a–z 0–9 _ -`, except those starting `own-`: that prefix names the cards users write (favorites),
+    /// so a card of the public endpoint (which anyone can write to) can never take one's id.
     func canonicalID(_ id: String) -> String? {
-        id.wholeMatch(of: #/[A-Za-z0-9_-]{1,64}/#) != nil ? id : nil
+        id.wholeMatch(of: #/[A-Za-z0-9_-]{1,64}/#) != nil && !id.hasPrefix("own-") ? id : nil
     }
 
     func refresh() -> SourceStep<[CatalogItem]> {
