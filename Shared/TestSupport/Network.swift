@@ -13,7 +13,7 @@ public func freeLoopbackPort() throws -> Int {
 /// What it does with new connections is its ``Mode``: forward them; swallow them (accepted and read, never forwarded
 /// nor answered, as a server behind a dead link looks to a client); refuse them (closed at once, as when the server
 /// is down); or forward the requests but lose the answers (the server acts, the client never hears). Connections made
-/// before a change keep the mode they had. ``stop()`` closes everything, so a client stuck on a connection sees it
+/// before a change to forwarding or swallowing keep the mode they had. ``stop()`` closes everything, so a client stuck on a connection sees it
 /// end.
 public final class TCPRelay: Sendable {
     /// The relay's port on 127.0.0.1.
@@ -44,8 +44,16 @@ public final class TCPRelay: Sendable {
         Thread { [self] in acceptConnections(upstream: upstream) }.start()
     }
 
-    /// What happens to new connections from now on.
-    public func set(_ mode: Mode) { state.withLock { $0.mode = mode } }
+    /// What happens to new connections from now on. Refusing, or losing answers, also ends the connections already
+    /// open (a client's kept-alive connection would otherwise carry on as before), as a server going away does.
+    public func set(_ mode: Mode) {
+        state.withLock { state in
+            state.mode = mode
+            guard mode == .refuse || mode == .loseAnswers else { return }
+            // shutdown, not close: the threads blocked on them wake and close them (as in stop()).
+            for descriptor in state.open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
+    }
 
     /// New connections are accepted and then ignored; those already made go on.
     public func swallowNewConnections() { set(.swallow) }

@@ -82,24 +82,27 @@ extension FaultInjection {
         }
 
         /// Rows in which the projection's copy of (user, experience, item) and the favorites view differ, and items
-        /// whose count differs from the view's.
+        /// whose count differs from the view's (cards users wrote are theirs alone: never counted).
         static func membersMismatch(_ stack: StackUnderTest) async throws -> Int {
             try await stack.withFavoritesDatabase { pool in
                 try await pool.query("""
                     SELECT (SELECT count(*) FROM (
-                               (SELECT user_id, experience, item_id FROM favorites.favorites
+                               (SELECT user_id, experience, item_id FROM favorites.favorites WHERE NOT written
                                 EXCEPT SELECT user_id, experience, item_id FROM favorites.popular_members)
                                UNION ALL
                                (SELECT user_id, experience, item_id FROM favorites.popular_members
-                                EXCEPT SELECT user_id, experience, item_id FROM favorites.favorites)) AS members)
+                                EXCEPT SELECT user_id, experience, item_id FROM favorites.favorites WHERE NOT written))
+                               AS members)
                          + (SELECT count(*) FROM (
-                               (SELECT experience, item_id, count(*) FROM favorites.favorites GROUP BY 1, 2
+                               (SELECT experience, item_id, count(*) FROM favorites.favorites WHERE NOT written
+                                 GROUP BY 1, 2
                                 EXCEPT SELECT experience, item_id, favorite_count FROM favorites.popular_items
                                         WHERE favorite_count > 0)
                                UNION ALL
                                (SELECT experience, item_id, favorite_count FROM favorites.popular_items
                                  WHERE favorite_count > 0
-                                EXCEPT SELECT experience, item_id, count(*) FROM favorites.favorites GROUP BY 1, 2))
+                                EXCEPT SELECT experience, item_id, count(*) FROM favorites.favorites WHERE NOT written
+                                 GROUP BY 1, 2))
                                AS counts)
                     """).single().decode(Int.self)
             }

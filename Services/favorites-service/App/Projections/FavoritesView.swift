@@ -2,8 +2,9 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The per-user favorites view as a projection of the log. Writers keep it up to date inline (in the append
-/// transaction, see ``FavoritesStore/record(_:id:user:metadata:at:on:)``); this is what a rebuild or a repair replays.
+/// The per-user favorites view as a projection of the log. Writers keep it up to date inline, one event at a time (in
+/// the append transaction, see ``FavoritesStore/record(_:id:user:in:metadata:at:on:)``); a rebuild or a repair
+/// replays the log a batch at a time, set-wise (``ViewBatch``), to the same rows.
 struct FavoritesView: Projection {
     static let table = "favorites"
     let name = "favorites"
@@ -12,12 +13,8 @@ struct FavoritesView: Projection {
     func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
         async throws
     {
-        for event in events {
-            guard let user = FavoritesStore.user(ofStream: event.streamID), let favorite = try FavoriteEvent(event)
-            else { continue }
-            try await FavoritesStore.apply(favorite, user: user, version: event.version, at: event.recordedAt,
-                                     table: tables[Self.table], on: connection)
-        }
+        let statements = try ViewBatch.favorites(try ViewBatch.effect(of: events), table: tables[Self.table])
+        if !statements.isEmpty { try await connection.pipeline(statements, prepare: false) }
     }
 
     /// Rebuilds one user's rows from their stream, under the stream's lock (their writes wait meanwhile). For repair:

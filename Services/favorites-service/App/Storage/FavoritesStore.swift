@@ -137,14 +137,7 @@ struct FavoritesStore: Sendable {
         }, committing: true, on: connection)
     }
 
-    /// The view's change for one event, in `table` (the live view, or a rebuild's copy).
-    static func apply(_ event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
-                      table: String = FavoritesView.table, on connection: isolated PostgresConnection) async throws {
-        guard let change = viewChange(for: event, user: user, version: version, at: date, table: table) else { return }
-        try await connection.query(change, prepare: true)
-    }
-
-    /// The statement that applies `event` to the view; nil for an event that changes nothing (`confirmed`).
+    /// The statement that applies `event` to the view inline; nil for an event that changes nothing (`confirmed`).
     static func viewChange(for event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
                            table: String = FavoritesView.table) -> SQL? {
         switch event {

@@ -1,0 +1,139 @@
+import Contracts
+import EventStore
+import Foundation
+import Postgres
+
+/// The statements that apply a batch of events to the views set-wise (see ``BatchEffect``): a handful per batch,
+/// whatever its size, where one by one took a statement per event. Rebuilds and the async projection use them.
+enum ViewBatch {
+    /// The batch's events as the projections read them; events of other types, or of no user, change nothing.
+    static func effect(of events: [RecordedEvent]) throws -> BatchEffect {
+        BatchEffect(try events.compactMap { recorded in
+            guard let user = FavoritesStore.user(ofStream: recorded.streamID), let event = try FavoriteEvent(recorded)
+            else { return nil }
+            return (user, event, recorded.version, recorded.recordedAt)
+        })
+    }
+
+    /// The per-user favorites view: the rows the removals cover go, the additions come (an existing row stays).
+    static func favorites(_ effect: BatchEffect, table: String) throws -> [SQL] {
+        var statements: [SQL] = []
+        if !effect.removals.isEmpty {
+            statements.append("""
+                DELETE FROM \(identifier: table) AS f
+                 USING jsonb_to_recordset(\(try json(effect.removals))::jsonb)
+                       AS r(kind text, "user" uuid, experience text, "itemId" text)
+                 WHERE \(raw: covered)
+                """)
+        }
+        if !effect.additions.isEmpty {
+            statements.append("""
+                INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
+                                                  rating, local_date, local_time, rank, facts, written, favorited_at,
+                                                  version)
+                SELECT "user", experience, "itemId", title, subtitle, "imageURL", price, rating, "localDate",
+                       "localTime", rank, facts, coalesce(written, false), "at"::timestamptz, version
+                  FROM jsonb_to_recordset(\(try json(effect.additions.map(Row.init)))::jsonb)
+                       AS a("user" uuid, experience text, "itemId" text, title text, subtitle text, "imageURL" text,
+                            price float8, rating float8, "localDate" text, "localTime" text, rank int, facts jsonb,
+                            written bool, "at" text, version bigint)
+                ON CONFLICT (user_id, experience, item_id) DO NOTHING
+                """)
+        }
+        return statements
+    }
+
+    /// "Most favorited": members the removals cover leave (their items counted one less each), the additions join
+    /// (one more each, unless already members), every item added in the batch shows its latest title, and items
+    /// nobody favorites any more go. Cards users write are theirs alone and never counted.
+    static func popular(_ effect: BatchEffect, items: String, members: String) throws -> [SQL] {
+        var statements: [SQL] = []
+        if !effect.removals.isEmpty {
+            statements.append("""
+                WITH gone AS (
+                    DELETE FROM \(identifier: members) AS f
+                     USING jsonb_to_recordset(\(try json(effect.removals))::jsonb)
+                           AS r(kind text, "user" uuid, experience text, "itemId" text)
+                     WHERE \(raw: covered)
+                    RETURNING f.experience, f.item_id)
+                UPDATE \(identifier: items) AS counted SET favorite_count = counted.favorite_count - gone_items.n
+                  FROM (SELECT experience, item_id, count(*) AS n FROM gone GROUP BY experience, item_id) AS gone_items
+                 WHERE counted.experience = gone_items.experience AND counted.item_id = gone_items.item_id
+                """)
+        }
+        let joining = effect.additions.filter { $0.favorite.written != true }.map(Row.init)
+        if !effect.latestAdds.isEmpty {
+            statements.append("""
+                WITH joined AS (
+                    INSERT INTO \(identifier: members) (user_id, experience, item_id)
+                    SELECT "user", experience, "itemId"
+                      FROM jsonb_to_recordset(\(try json(joining))::jsonb) AS a("user" uuid, experience text, "itemId" text)
+                    ON CONFLICT DO NOTHING RETURNING experience, item_id),
+                counts AS (SELECT experience, item_id, count(*) AS n FROM joined GROUP BY experience, item_id)
+                INSERT INTO \(identifier: items) AS counted
+                       (experience, item_id, title, subtitle, image_url, favorite_count)
+                SELECT latest.experience, latest."itemId", latest.title, latest.subtitle, latest."imageURL",
+                       coalesce(counts.n, 0)
+                  FROM jsonb_to_recordset(\(try json(effect.latestAdds))::jsonb)
+                       AS latest(experience text, "itemId" text, title text, subtitle text, "imageURL" text)
+                  LEFT JOIN counts ON counts.experience = latest.experience AND counts.item_id = latest."itemId"
+                ON CONFLICT (experience, item_id) DO UPDATE
+                   SET favorite_count = counted.favorite_count + excluded.favorite_count, title = excluded.title,
+                       subtitle = excluded.subtitle, image_url = excluded.image_url
+                """)
+        }
+        if !statements.isEmpty {
+            statements.append("DELETE FROM \(identifier: items) WHERE favorite_count = 0")
+        }
+        return statements
+    }
+
+    /// Which rows (`f`) a removal (`r`) covers: its user's, in its experience, of its item (or all of them).
+    private static let covered: StaticString = """
+        f.user_id = r."user" AND (r.kind = 'erased' OR (f.experience = r.experience
+                                  AND (r.kind = 'cleared' OR f.item_id = r."itemId")))
+        """
+
+    /// An addition as its JSON row: the snapshot's fields, the user, and the event's version and time (in
+    /// PostgreSQL's own text, so a rebuilt row holds the event's microseconds).
+    private struct Row: Encodable {
+        var user: UUID
+        var experience: String
+        var itemId: String
+        var title: String
+        var subtitle: String?
+        var imageURL: String?
+        var price: Double?
+        var rating: Double?
+        var localDate: String?
+        var localTime: String?
+        var rank: Int?
+        var facts: [String]?
+        var written: Bool?
+        var at: String
+        var version: Int64
+
+        init(_ addition: BatchEffect.Addition) {
+            let favorite = addition.favorite
+            user = addition.user
+            experience = favorite.experience
+            itemId = favorite.itemId
+            title = favorite.title
+            subtitle = favorite.subtitle
+            imageURL = favorite.imageURL
+            price = favorite.price
+            rating = favorite.rating
+            localDate = favorite.localDate
+            localTime = favorite.localTime
+            rank = favorite.rank
+            facts = favorite.facts
+            written = favorite.written
+            at = addition.at.postgresText
+            version = addition.version
+        }
+    }
+
+    private static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+}
