@@ -183,4 +183,18 @@ import Testing
             }
         }
     }
+
+    /// An item someone just favorited needs no catalog hop for the next favorite of it on the replica; one nobody
+    /// looked up does.
+    @Test func anItemLookedUpAMomentAgoIsFavoritedWithoutTheCatalog() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user(), ben = try await api.user()
+            #expect(try await api.call(.put, "/v1/favorites/mobiles/1", as: ana).status == .created)
+            api.catalogLink.stop()
+            let again = try await api.call(.put, "/v1/favorites/mobiles/1", as: ben)
+            #expect(again.status == .created)
+            #expect(try again.decode(Favorite.self).price != nil)  // the full snapshot
+            #expect(try await api.call(.put, "/v1/favorites/mobiles/2", as: ben).status == .serviceUnavailable)
+        }
+    }
 }

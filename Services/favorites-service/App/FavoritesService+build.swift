@@ -15,7 +15,9 @@ public let serviceDefaults = ServiceDefaults(
 ///
 /// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
 /// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
-/// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience.
+/// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience;
+/// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
+/// the next favorites of it on this replica.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -24,6 +26,7 @@ public func buildApplication(
     let erasurePoll = Duration.seconds(settings.int("erasure.pollSeconds", default: 10, in: 1...3600))
     let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
     let maximumFavorites = settings.int("favorites.maxPerExperience", default: 5000, in: 1...1_000_000)
+    let snapshotLifetime = Duration.seconds(settings.int("favorites.snapshotTtlSeconds", default: 30, in: 0...3600))
     try settings.validate()
     var background: [any Service] = []
     var app = try buildServiceApplication(
@@ -49,6 +52,7 @@ public func buildApplication(
             store: store,
             favoriteItem: FavoriteItem(writer: writer,
                                        catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
+                                       recent: RecentItems(lifetime: snapshotLifetime),
                                        maximumFavorites: maximumFavorites),
             unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
             writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites)

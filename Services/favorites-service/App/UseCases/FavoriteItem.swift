@@ -8,6 +8,8 @@ import Logging
 struct FavoriteItem: Sendable {
     let writer: FavoritesWriter
     let catalog: CatalogLookup
+    /// Items looked up a moment ago, by any user: their snapshot without another hop to the catalog.
+    let recent: RecentItems
     /// Favorites one user may keep in one experience.
     let maximumFavorites: Int
 
@@ -29,9 +31,15 @@ struct FavoriteItem: Sendable {
         if let eventID = request.eventID, let original = try await writer.store.originalAnswer(of: eventID, user: request.user) {
             return original.created ? .created(original.favorite) : .existing(original.favorite)
         }
-        let item = try await catalog.item(experience: experience.id, id: itemId, bearer: call.bearer,
+        let item: CatalogItem
+        if let copy = recent.item(itemId, in: experience.id) {
+            item = copy
+        } else {
+            item = try await catalog.item(experience: experience.id, id: itemId, bearer: call.bearer,
                                           requestID: request.requestID, traceparent: call.traceparent,
                                           logger: call.logger)
+            recent.remember(item)
+        }
         // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`): another spelling
         // stored here could never be unfavorited by it, nor fill its heart.
         guard item.id == itemId else { throw FavoritesRefusal.spelledOtherwise(item.id) }
