@@ -138,8 +138,7 @@ let package = Package(
         ),
     ]
         + Target.service("auth-service", module: "AuthService", dependencies: [
-            jwtKit, crypto, metrics, httpClient, .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            jwtKit, crypto, metrics, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
         ])
         + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
             httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),

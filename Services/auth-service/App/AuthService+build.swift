@@ -36,8 +36,8 @@ public func buildApplication(
         let authenticated = router.group("v1/auth")
             .add(middleware: AuthenticationMiddleware(verifier: core.verifier))
             .group(context: AuthenticatedContext.self)
-        AccountController(core: core, categories: CatalogCategories(baseURL: authConfiguration.catalogURL,
-                                                                    httpClient: dependencies.httpClient))
+        AccountController(core: core, categories: CatalogCategories(peer: PeerRequest(
+            baseURL: authConfiguration.catalogURL, httpClient: dependencies.httpClient)))
             .register(public: api, authenticated: authenticated)
         SessionController(core: core).register(public: api, authenticated: authenticated)
         KeysController(core: core, keys: signingKeys).register(on: router, api: api)

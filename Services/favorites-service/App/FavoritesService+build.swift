@@ -48,11 +48,10 @@ public func buildApplication(
             .group(context: AuthenticatedContext.self)
         let store = FavoritesStore(pool: dependencies.pool)
         let writer = FavoritesWriter(store: store, notifier: notifier)
+        let catalog = CatalogLookup(peer: PeerRequest(baseURL: catalogURL, httpClient: dependencies.httpClient))
         FavoritesController(
             store: store,
-            favoriteItem: FavoriteItem(writer: writer,
-                                       catalog: CatalogLookup(baseURL: catalogURL, httpClient: dependencies.httpClient),
-                                       recent: RecentItems(lifetime: snapshotLifetime),
+            favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
                                        maximumFavorites: maximumFavorites),
             unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
             writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites)

@@ -1,17 +1,13 @@
-import AsyncHTTPClient
 import Contracts
 import Foundation
 import HTTPTypes
 import Logging
-import NIOCore
-import NIOHTTP1
 import ServiceKit
 
 /// An experience's categories, asked of catalog-proxy as the user (their bearer token), so that a preference naming
 /// one (`defaultCategory`) is checked against what the catalog lists now.
 struct CatalogCategories: Sendable {
-    let baseURL: String
-    let httpClient: HTTPClient
+    let peer: PeerRequest
 
     /// Whether `id` is one of `experience`'s categories; nil when the experience has none. Throws when the catalog
     /// cannot be asked (nothing is saved then).
@@ -19,23 +15,12 @@ struct CatalogCategories: Sendable {
         async throws -> Bool?
     {
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/categories"
-        var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
-        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
-        request.headers.add(name: "X-Request-ID", value: requestID)
-        request.headers.add(name: "Accept", value: "application/json")
-        let status: UInt
-        let body: ByteBuffer
-        do {
-            let response = try await httpClient.execute(request, timeout: .seconds(8))
-            status = response.status.code
-            body = try await response.body.collect(upTo: 1 << 20)
-        } catch {
-            logger.warning("catalog-proxy unreachable", metadata: ["error": "\(type(of: error))"])
+        guard let (status, body) = await peer.get(path, bearer: bearer, requestID: requestID, logger: logger) else {
             throw Self.unavailable
         }
         switch status {
         case 200:
-            guard let list = try? ServiceJSON.decoder.decode(CategoryList.self, from: Data(body.readableBytesView))
+            guard let list = try? ServiceJSON.decoder.decode(CategoryList.self, from: body)
             else { throw Self.unavailable }
             return list.categories.contains { $0.id == id }
         case 404:

@@ -31,12 +31,12 @@ enum ViewBatch {
                 INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
                                                   rating, local_date, local_time, rank, facts, written, favorited_at,
                                                   version)
-                SELECT "user", experience, "itemId", title, subtitle, "imageURL", price, rating, "localDate",
-                       "localTime", rank, facts, coalesce(written, false), "at"::timestamptz, version
+                SELECT "user", f->>'experience', f->>'itemId', f->>'title', f->>'subtitle', f->>'imageURL',
+                       (f->>'price')::float8, (f->>'rating')::float8, f->>'localDate', f->>'localTime',
+                       (f->>'rank')::int, f->'facts', coalesce((f->>'written')::bool, false), "at"::timestamptz,
+                       version
                   FROM jsonb_to_recordset(\(try json(effect.additions.map(Row.init)))::jsonb)
-                       AS a("user" uuid, experience text, "itemId" text, title text, subtitle text, "imageURL" text,
-                            price float8, rating float8, "localDate" text, "localTime" text, rank int, facts jsonb,
-                            written bool, "at" text, version bigint)
+                       AS a("user" uuid, f jsonb, "at" text, version bigint)
                 ON CONFLICT (user_id, experience, item_id) DO NOTHING
                 """)
         }
@@ -66,8 +66,8 @@ enum ViewBatch {
             statements.append("""
                 WITH joined AS (
                     INSERT INTO \(identifier: members) (user_id, experience, item_id)
-                    SELECT "user", experience, "itemId"
-                      FROM jsonb_to_recordset(\(try json(joining))::jsonb) AS a("user" uuid, experience text, "itemId" text)
+                    SELECT "user", f->>'experience', f->>'itemId'
+                      FROM jsonb_to_recordset(\(try json(joining))::jsonb) AS a("user" uuid, f jsonb)
                     ON CONFLICT DO NOTHING RETURNING experience, item_id),
                 counts AS (SELECT experience, item_id, count(*) AS n FROM joined GROUP BY experience, item_id)
                 INSERT INTO \(identifier: items) AS counted
@@ -94,40 +94,17 @@ enum ViewBatch {
                                   AND (r.kind = 'cleared' OR f.item_id = r."itemId")))
         """
 
-    /// An addition as its JSON row: the snapshot's fields, the user, and the event's version and time (in
-    /// PostgreSQL's own text, so a rebuilt row holds the event's microseconds).
+    /// An addition as its JSON row: the user, the favorite's snapshot (`f`, as its events store it) and the event's
+    /// version and time (in PostgreSQL's own text, so a rebuilt row holds the event's microseconds).
     private struct Row: Encodable {
         var user: UUID
-        var experience: String
-        var itemId: String
-        var title: String
-        var subtitle: String?
-        var imageURL: String?
-        var price: Double?
-        var rating: Double?
-        var localDate: String?
-        var localTime: String?
-        var rank: Int?
-        var facts: [String]?
-        var written: Bool?
+        var f: FavoriteSnapshot
         var at: String
         var version: Int64
 
         init(_ addition: BatchEffect.Addition) {
-            let favorite = addition.favorite
             user = addition.user
-            experience = favorite.experience
-            itemId = favorite.itemId
-            title = favorite.title
-            subtitle = favorite.subtitle
-            imageURL = favorite.imageURL
-            price = favorite.price
-            rating = favorite.rating
-            localDate = favorite.localDate
-            localTime = favorite.localTime
-            rank = favorite.rank
-            facts = favorite.facts
-            written = favorite.written
+            f = addition.favorite
             at = addition.at.postgresText
             version = addition.version
         }

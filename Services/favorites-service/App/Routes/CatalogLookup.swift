@@ -1,40 +1,25 @@
-import AsyncHTTPClient
 import Contracts
 import Foundation
 import HTTPTypes
 import Logging
-import NIOCore
-import NIOHTTP1
 import ServiceKit
 
 /// Asks catalog-proxy for the item being favorited, as the user (their bearer token), with the request's id and in its
 /// trace (`traceparent`).
 struct CatalogLookup: Sendable {
-    let baseURL: String
-    let httpClient: HTTPClient
+    let peer: PeerRequest
 
     func item(experience: ExperienceID, id: String, bearer: String, requestID: String, traceparent: String,
               logger: Logger) async throws -> CatalogItem
     {
         // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query.
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
-        var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
-        request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
-        request.headers.add(name: "X-Request-ID", value: requestID)
-        request.headers.add(name: "traceparent", value: Traceparent.child(of: traceparent))
-        request.headers.add(name: "Accept", value: "application/json")
-        let response: HTTPClientResponse
-        let body: ByteBuffer
-        do {
-            response = try await httpClient.execute(request, timeout: .seconds(8))
-            body = try await response.body.collect(upTo: 1 << 20)
-        } catch {
-            logger.warning("catalog-proxy unreachable", metadata: ["error": "\(type(of: error))"])
-            throw Self.unavailable
-        }
-        switch response.status.code {
+        guard let (status, body) = await peer.get(path, bearer: bearer, requestID: requestID, traceparent: traceparent,
+                                                  logger: logger)
+        else { throw Self.unavailable }
+        switch status {
         case 200:
-            guard let item = try? ServiceJSON.decoder.decode(CatalogItem.self, from: Data(body.readableBytesView)) else {
+            guard let item = try? ServiceJSON.decoder.decode(CatalogItem.self, from: body) else {
                 throw Self.unavailable
             }
             return item
@@ -46,15 +31,15 @@ struct CatalogLookup: Sendable {
             // This user's budget at the catalog is spent: theirs to wait for, not the catalog's failure.
             throw ServiceProblem(.tooManyRequests, .rateLimited,
                                  "Too many catalog lookups for this user; retry after the time given.",
-                                 headers: [.retryAfter: response.headers.first(name: "Retry-After") ?? "1"])
+                                 headers: [.retryAfter: "1"])
         case 401:
             // The token passed here but not there: it expired in between, or its session ended and catalog-proxy
             // heard of it first (each service polls the revocations on its own). The caller's token is what failed,
             // not the catalog.
-            let problem = try? ServiceJSON.decoder.decode(ProblemDetails.self, from: Data(body.readableBytesView))
+            let problem = try? ServiceJSON.decoder.decode(ProblemDetails.self, from: body)
             throw AuthenticationMiddleware.refusal(problem?.type == .tokenExpired ? .expired : .revoked)
         default:
-            logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(response.status.code)"])
+            logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(status)"])
             throw Self.unavailable
         }
     }
