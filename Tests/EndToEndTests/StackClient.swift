@@ -5,8 +5,8 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// The journeys through the running stack, one test at a time. The fault-injection scenarios, which kill parts of the
-/// same stack, are a suite of their own (``FaultInjection``) that `scripts/test` runs after this one.
+/// The journeys through the running stack, one test at a time. The faults suite, whose scenarios kill parts of the
+/// same stack, is a suite of its own (``FaultInjection``) that `scripts/test` runs after this one.
 @Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test"))
 enum EndToEnd {}
 

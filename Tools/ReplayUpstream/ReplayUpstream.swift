@@ -31,7 +31,7 @@ import NIOCore
 /// (`rijksmuseum/legacy`), with the legacy image URL at the end of its image chain; other searches are synthesized
 /// from the real and stand-in objects together (``RijksmuseumFixtures``).
 ///
-/// Control endpoints (not upstream paths), for tests, the local stack and chaos runs:
+/// Control endpoints (not upstream paths), for tests, the local stack and fault runs:
 /// - `GET /__replay/requests`, `DELETE /__replay/requests`: the request log (API keys redacted, `Accept` kept).
 /// - `POST /__replay/faults` with a ``Fault``, `DELETE /__replay/faults`: faults for the next matching requests.
 public final class ReplayUpstream: Sendable {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # A throwaway stack for the suites that need the whole system (Tests/EndToEndTests): two replicas of each service
 # behind the gateway, on recorded upstream data, with ports (18xxx) and a state directory of its own, beside any stack
-# you run. Used by scripts/test (journeys, schemathesis, fault injection) and chaos/run (fault injection only).
+# you run. Used by scripts/test (journeys, schemathesis, the faults suite) and faults/run (the faults suite only).
 # Source after scripts/lib/common.sh; call e2e_init first.
 #
 # The services' settings shorten what the suites would otherwise wait for: polling intervals (a logout reaching the

@@ -5,14 +5,14 @@ import NIOHTTP1
 import Postgres
 import Testing
 
-/// The fault-injection scenarios: each drives real load through the gateway of the running stack, injects a fault
+/// The faults suite: each scenario drives real load through the gateway of the running stack, injects a fault
 /// (a database crash, killed and restarted replicas, a failing upstream, a transaction held open, hostile input),
 /// and then checks the data, not only the status codes. They run one at a time, after the journeys, because each
-/// one breaks the stack the others use (`scripts/test` runs them as a stage of their own; `chaos/run` runs only
-/// them). Each prints `fault-report:` lines with its figures, which `chaos/run` collects.
-@Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test or chaos/run"))
+/// one breaks the stack the others use (`scripts/test` runs them as a stage of their own; `faults/run` runs only
+/// them). Each prints `fault-report:` lines with its figures, which `faults/run` collects.
+@Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test or faults/run"))
 enum FaultInjection {
-    /// How long each scenario keeps its load running: `FAULT_LOAD_SECONDS` (the CI run uses the default; `chaos/run`
+    /// How long each scenario keeps its load running: `FAULT_LOAD_SECONDS` (the CI run uses the default; `faults/run`
     /// can run longer).
     static let loadSeconds: Int = {
         Int(ProcessInfo.processInfo.environment["FAULT_LOAD_SECONDS"] ?? "").map { max(3, $0) } ?? 6
