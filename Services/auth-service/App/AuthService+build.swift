@@ -20,29 +20,45 @@ public func buildApplication(
     var app = try buildServiceApplication(
         configuration: configuration, migrations: AuthMigrations.all, routeTable: routeTable
     ) { router, dependencies in
-        let signingKeys = SigningKeys(pool: dependencies.pool, schedule: authConfiguration.keySchedule,
-                                      logger: dependencies.logger)
-        let sessions = SessionStore(pool: dependencies.pool)
-        let throttle = ThrottleStore(pool: dependencies.pool)
-        let core = AuthCore(
-            configuration: authConfiguration, pool: dependencies.pool, accounts: AccountStore(pool: dependencies.pool),
-            sessions: sessions, throttle: throttle, hasher: hasher,
-            issuer: TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
-                                sessions: authConfiguration.sessions),
-            verifier: AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions)),
-            metrics: dependencies.metrics
-        )
+        let pool = dependencies.pool
+        let signingKeys = SigningKeys(pool: pool, schedule: authConfiguration.keySchedule, logger: dependencies.logger)
+        let accounts = AccountStore(pool: pool)
+        let sessions = SessionStore(pool: pool)
+        let throttle = ThrottleStore(pool: pool)
+        let counters = AuthCounters(factory: dependencies.metrics)
+        let issuer = TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
+                                 sessions: authConfiguration.sessions)
+        let verifier = AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
+        let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher, counters: counters)
+        let signIn = SignIn(passwords: passwords, issuer: issuer, pool: pool, counters: counters)
+        let signedInAccount = SignedInAccount(accounts: accounts)
+        let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
+                                                             httpClient: dependencies.httpClient))
+
         let api = router.group("v1/auth")
         let authenticated = router.group("v1/auth")
-            .add(middleware: AuthenticationMiddleware(verifier: core.verifier))
+            .add(middleware: AuthenticationMiddleware(verifier: verifier))
             .group(context: AuthenticatedContext.self)
-        AccountController(core: core, categories: CatalogCategories(peer: PeerRequest(
-            baseURL: authConfiguration.catalogURL, httpClient: dependencies.httpClient)))
-            .register(public: api, authenticated: authenticated)
-        SessionController(core: core).register(public: api, authenticated: authenticated)
-        KeysController(core: core, keys: signingKeys).register(on: router, api: api)
+        AccountController(
+            signUp: SignUp(accounts: accounts, hasher: hasher, issuer: issuer, pool: pool, signIn: signIn),
+            signIn: signIn,
+            signedInAccount: signedInAccount,
+            updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
+            changePassword: ChangePassword(passwords: passwords, accounts: accounts, hasher: hasher, pool: pool),
+            deleteAccount: DeleteAccount(passwords: passwords, pool: pool),
+            trustedProxies: authConfiguration.trustedProxies
+        ).register(public: api, authenticated: authenticated)
+        SessionController(
+            refreshSession: RefreshSession(pool: pool, issuer: issuer, policy: authConfiguration.sessions,
+                                           counters: counters),
+            signOut: SignOut(sessions: sessions, policy: authConfiguration.sessions),
+            endSession: EndSession(pool: pool),
+            sessions: sessions, verifier: verifier
+        ).register(public: api, authenticated: authenticated)
+        KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
+                       revocationWindow: authConfiguration.revocationWindow).register(on: router, api: api)
         keys = signingKeys
-        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: core.accounts, throttle: throttle,
+        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: accounts, throttle: throttle,
                                       configuration: authConfiguration, logger: dependencies.logger)
     }
     if let keys, let maintenance {

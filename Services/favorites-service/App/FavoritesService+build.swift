@@ -50,11 +50,12 @@ public func buildApplication(
         let writer = FavoritesWriter(store: store, notifier: notifier)
         let catalog = CatalogLookup(peer: PeerRequest(baseURL: catalogURL, httpClient: dependencies.httpClient))
         FavoritesController(
-            store: store,
             favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
                                        maximumFavorites: maximumFavorites),
             unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
-            writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites)
+            writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites),
+            listFavorites: ListFavorites(store: store), listFavoriteIDs: ListFavoriteIDs(store: store),
+            listChanges: ListChanges(store: store), pool: dependencies.pool
         ).register(on: routes)
     }
     app.addServicesAfterMigrations(background)

@@ -6,8 +6,10 @@ import ServiceKit
 
 /// What other services need to verify tokens on their own: the public keys and the recently ended sessions.
 struct KeysController: Sendable {
-    let core: AuthCore
     let keys: SigningKeys
+    let sessions: SessionStore
+    let accounts: AccountStore
+    let revocationWindow: TimeInterval
 
     func register(on router: Router<AppRequestContext>, api: RouterGroup<AppRequestContext>) {
         router.get(".well-known/jwks.json", use: jwks)
@@ -24,9 +26,9 @@ struct KeysController: Sendable {
 
     /// Sessions ended within the access-token lifetime; services poll it (conditionally, so mostly 304s).
     @Sendable func revocations(_ request: Request, context: AppRequestContext) async throws -> Response {
-        let window = core.configuration.revocationWindow
-        let ids = try await core.sessions.revoked(since: Date().addingTimeInterval(-window))
-        let body = try ServiceJSON.encoder.encode(RevokedSessions(sessionIds: ids, windowSeconds: Int(window)))
+        let ids = try await sessions.revoked(since: Date().addingTimeInterval(-revocationWindow))
+        let body = try ServiceJSON.encoder.encode(
+            RevokedSessions(sessionIds: ids, windowSeconds: Int(revocationWindow)))
         return body.conditionalJSONResponse(to: request, headers: [.cacheControl: "no-cache"])
     }
 
@@ -47,17 +49,8 @@ struct KeysController: Sendable {
             else { errors.append(FieldError(field: "after", message: "must be a user id")) }
         }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
-        let accounts = try await core.accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
-        return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: accounts))
+        let deleted = try await accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
+        return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted))
             .jsonResponse(headers: [.cacheControl: "no-cache"])
-    }
-}
-
-/// auth-service's own revocation check: straight from the sessions table, so a logout is effective here at once.
-struct LiveSessionCheck: SessionRevocations {
-    let sessions: SessionStore
-
-    func isRevoked(_ user: AuthenticatedUser) async throws -> Bool {
-        try await !sessions.isLive(sessionID: user.sessionID, userID: user.userID, now: Date())
     }
 }

@@ -1,22 +1,24 @@
 import Contracts
 import Crypto
-import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import Postgres
 import ServiceKit
 
 /// The favorites API: HTTP in and out. The writes are commands of their own (``FavoriteItem``, ``UnfavoriteItem``,
-/// ``ClearFavorites``, ``WriteCard``); the reads come from the per-user view. The owner is always the token's user:
-/// no path, query or body names a user.
+/// ``ClearFavorites``, ``WriteCard``), and so are the reads of the user's own favorites (``ListFavorites``,
+/// ``ListFavoriteIDs``, ``ListChanges``). The owner is always the token's user: no path, query or body names a user.
 struct FavoritesController: Sendable {
-    let store: FavoritesStore
     let favoriteItem: FavoriteItem
     let unfavoriteItem: UnfavoriteItem
     let clearFavorites: ClearFavorites
     let writeCard: WriteCard
+    let listFavorites: ListFavorites
+    let listFavoriteIDs: ListFavoriteIDs
+    let listChanges: ListChanges
+    /// The most favorited items are one query of their projection (``MostFavorited/top(experience:limit:pool:)``).
+    let pool: DatabasePool
 
     static let maximumPageSize = 100
     static let maximumQueryLength = 100
@@ -148,41 +150,31 @@ struct FavoritesController: Sendable {
             else { errors.append(FieldError(field: "cursor", message: "is not a cursor this API returned for this sort")) }
         }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
-        let user = context.user.userID
         let etag = { @Sendable (version: Int64) in
             let filter = text.map { Data($0.utf8).base64URLEncodedString() } ?? "all"
             let page = "\(experience.id.rawValue)-\(sort.rawValue)-\(filter)-\(limit)-\(cursorText ?? "first")"
             return "\"\(Self.pageShape)-v\(version)-\(page)\""
         }
-        let (version, page) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
-            [cursor] connection in
-            try await FavoritesStore.page(user: user, experience: experience.id, after: cursor, matching: text,
-                                          limit: limit + 1, on: connection)
-        }
-        guard let rows = page else {
+        let (version, page) = try await listFavorites(
+            of: context.user.userID, in: experience.id, sort: sort, after: cursor, matching: text, limit: limit,
+            unless: { request.ifNoneMatch(etag($0)) })
+        guard let page else {
             return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
         }
-        let shown = rows.prefix(limit)
-        let next = rows.count > limit ? shown.last.map {
-            FavoritePageCursor(after: $0.favorite, version: $0.version, sort: sort).encoded
-        } : nil
-        let body = FavoritePage(items: shown.map(\.favorite), nextCursor: next, version: version)
-        return try ServiceJSON.encoder.encode(body)
+        return try ServiceJSON.encoder.encode(page)
             .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
     }
 
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
     @Sendable func ids(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
-        let user = context.user.userID
         let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.id.rawValue)\"" }
-        let (version, ids) = try await store.versioned(user: user, unless: { request.ifNoneMatch(etag($0)) }) {
-            connection in try await FavoritesStore.ids(user: user, experience: experience.id, on: connection)
-        }
+        let (version, ids) = try await listFavoriteIDs(of: context.user.userID, in: experience.id,
+                                                       unless: { request.ifNoneMatch(etag($0)) })
         guard let ids else {
             return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
         }
-        return try ServiceJSON.encoder.encode(FavoriteIDs(experience: experience.id, itemIds: ids, version: version))
+        return try ServiceJSON.encoder.encode(ids)
             .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
     }
 
@@ -192,27 +184,7 @@ struct FavoritesController: Sendable {
         guard let since = Int64(sinceText), since >= 0 else {
             throw ServiceProblem.validation([FieldError(field: "since", message: "must be a version (0 or more)")])
         }
-        let limit = 500
-        let events = try await EventStore.read(FavoritesStore.stream(of: context.user.userID), after: since,
-                                               limit: limit, pool: store.pool)
-        let changes = events.compactMap { event -> FavoriteChange? in
-            switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion,
-                                        data: Data(event.data.utf8)) {
-            case .added(let item), .cardWritten(let item):
-                FavoriteChange(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
-                               itemId: item.itemId, at: event.recordedAt,
-                               favorite: Favorite(item, favoritedAt: event.recordedAt))
-            case .removed(let experience, let itemId):
-                FavoriteChange(version: event.version, kind: .removed, experience: experience, itemId: itemId,
-                               at: event.recordedAt)
-            case .cleared(let experience):
-                FavoriteChange(version: event.version, kind: .cleared, experience: experience, itemId: nil,
-                               at: event.recordedAt)
-            case .confirmed, .erased, nil: nil  // a confirmed favorite changed nothing
-            }
-        }
-        let body = FavoriteChanges(changes: changes, version: events.last?.version ?? since,
-                                   hasMore: events.count == limit)
+        let body = try await listChanges(of: context.user.userID, since: since)
         return try ServiceJSON.encoder.encode(body)
             .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, no-cache"])
     }
@@ -225,7 +197,7 @@ struct FavoritesController: Sendable {
         var errors: [FieldError] = []
         let limit = Self.limit(query["limit"], default: 20, maximum: 50, errors: &errors)
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
-        let items = try await MostFavorited.top(experience: experience.id, limit: limit, pool: store.pool)
+        let items = try await MostFavorited.top(experience: experience.id, limit: limit, pool: pool)
         return try ServiceJSON.encoder.encode(PopularItems(experience: experience.id, items: items))
             .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, max-age=5"])
     }

@@ -1,0 +1,38 @@
+import Contracts
+import Foundation
+import Postgres
+import ServiceKit
+
+/// `POST /v1/auth/me/password`, once the current password is re-confirmed: every other session ends (whoever knew
+/// the old password is signed out), this one stays.
+struct ChangePassword: Sendable {
+    let passwords: PasswordCheck
+    let accounts: AccountStore
+    let hasher: PasswordHasher
+    let pool: DatabasePool
+
+    func callAsFunction(_ account: Account, to newPassword: String, confirmedBy currentPassword: String,
+                        keeping session: UUID, idempotencyKey: String?, clientAddress: String) async throws {
+        let changeKey = idempotencyKey.map {
+            IdempotencyKey.digest($0, scope: "password \(account.id.uuidString.lowercased())")
+        }
+        do {
+            try await passwords.confirm(currentPassword, of: account, clientAddress: clientAddress)
+        } catch let refusal as ServiceProblem where refusal.type == .passwordConfirmationFailed {
+            // The retry of the change that set the current password (its answer was lost): the current password is
+            // the new one by now. A success again, once the new password proves it; nothing changes, no session ends.
+            guard let changeKey, try await accounts.passwordWasSet(id: account.id, byChangeWithKey: changeKey)
+            else { throw refusal }
+            try await passwords.confirm(newPassword, of: account, clientAddress: clientAddress)
+            return
+        }
+        let hash = try await hasher.hash(newPassword)
+        let now = Date()
+        try await pool.withTransaction { connection in
+            try await AccountStore.updatePassword(id: account.id, hash: hash, changeKey: changeKey, now: now,
+                                                  on: connection)
+            try await SessionStore.end(userID: account.id, scope: .others, current: session, reason: .passwordChanged,
+                                       now: now, on: connection)
+        }
+    }
+}

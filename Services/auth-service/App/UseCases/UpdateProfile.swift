@@ -1,0 +1,63 @@
+import Contracts
+import Foundation
+import Logging
+import Postgres
+import ServiceKit
+
+/// `PATCH /v1/auth/me`: a new experience and/or preferences, merged into the stored ones (a null removes a key).
+struct UpdateProfile: Sendable {
+    let signedInAccount: SignedInAccount
+    let categories: CatalogCategories
+    let pool: DatabasePool
+
+    /// The preference that names one of the experience's categories (the list the app opens on), checked against the
+    /// catalog's categories.
+    static let defaultCategoryKey = "defaultCategory"
+
+    /// What the catalog is asked with: the caller's token and request id.
+    struct CatalogCall: Sendable {
+        var bearer: String
+        var requestID: String
+        var logger: Logger
+    }
+
+    func callAsFunction(_ user: AuthenticatedUser, experience: ExperienceID?, preferences patch: [String: String?]?,
+                        call: CatalogCall) async throws -> Account {
+        if let category = patch?[Self.defaultCategoryKey] ?? nil {
+            try await checkCategory(category, experience: experience, user: user, call: call)
+        }
+        let userID = user.userID
+        let updated = try await pool.withTransaction { connection -> Account? in
+            guard let current = try await AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
+            var preferences: [String: String]?
+            if let patch {
+                switch Preferences.merge(patch, into: current.preferences) {
+                case .success(let merged): preferences = merged
+                case .failure(let problems): throw ServiceProblem.validation(problems.errors)
+                }
+            }
+            return try await AccountStore.update(id: userID, experience: experience, preferences: preferences,
+                                                 now: Date(), on: connection)
+        }
+        guard let updated else { throw SignedInAccount.gone }
+        return updated
+    }
+
+    /// A default category must be one of the categories of the account's experience (the one this request sets, or
+    /// the current one), as the catalog lists them now.
+    private func checkCategory(_ category: String, experience: ExperienceID?, user: AuthenticatedUser,
+                               call: CatalogCall) async throws {
+        let field = "preferences.\(Self.defaultCategoryKey)"
+        let target: ExperienceID
+        if let experience { target = experience } else { target = try await signedInAccount(user).experience }
+        guard let known = try await categories.contains(category, in: target, bearer: call.bearer,
+                                                        requestID: call.requestID, logger: call.logger)
+        else {
+            throw ServiceProblem.validation([FieldError(field: field, message: "\(target) has no categories")])
+        }
+        guard known else {
+            throw ServiceProblem.validation([FieldError(
+                field: field, message: "\"\(category.prefix(80))\" is not one of GET /v1/catalog/\(target)/categories")])
+        }
+    }
+}
