@@ -98,12 +98,23 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // In layers, each a target that sees only those below it: values (SQL, encoding, errors: no threads, no
+        // locks), the session's thread (where a session runs and waits), the session (libpq's protocol, pipelines,
+        // prepared statements, transactions), and the pool (leases, deadlines, cancels, replacement; the listener and
+        // migrations), which is what the services import.
+        .target(name: "PostgresValues", dependencies: ["CLibpq"], path: "Shared/Postgres/Values", swiftSettings: strictSettings),
+        .target(
+            name: "PostgresWaiting", dependencies: ["CLibpq", "Locking"], path: "Shared/Postgres/Waiting",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "PostgresSession", dependencies: ["CLibpq", "Locking", "PostgresValues", "PostgresWaiting"],
+            path: "Shared/Postgres/Session", swiftSettings: strictSettings
+        ),
         .target(
             name: "Postgres",
-            dependencies: [
-                "CLibpq", "Locking", logging, metrics, serviceLifecycle,
-            ],
-            path: "Shared/Postgres",
+            dependencies: ["Locking", "PostgresSession", "PostgresValues", logging, metrics, serviceLifecycle],
+            path: "Shared/Postgres/Pool",
             swiftSettings: strictSettings
         ),
 
@@ -207,7 +218,7 @@ let package = Package(
             ),
             .testTarget(
                 name: "PostgresTests",
-                dependencies: ["Postgres", "TestSupport"],
+                dependencies: ["Postgres", "PostgresSession", "PostgresValues", "PostgresWaiting", "TestSupport"],
                 path: "Tests/PostgresTests",
                 swiftSettings: strictSettings
             ),

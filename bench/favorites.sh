@@ -66,40 +66,9 @@ bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/error.log
 
 log_info "signing up $users users"
 tokens="$BENCH_WORK/tokens.txt"
-seq 1 "$users" | xargs -P 8 -I{} curl -fsS -X POST "$BENCH_AUTH_URL/v1/auth/signup" \
-    -H 'Content-Type: application/json' \
-    -d '{"email":"bench{}@example.com","password":"benchmark passphrase","experience":"ticketmaster"}' |
-    grep -o '"accessToken":"[^"]*"' | cut -d'"' -f4 >"$tokens"
-[[ "$(wc -l <"$tokens")" -eq "$users" ]] || die "sign-up failed"
-items=(G5diZfkn0B-bh vv17FZfdGkSrrMju vvG18Z4m501KZN vv1k8Z4E0YG7MA0I 1Ae7ZfdGkSp307Y)
-
-# Each wrk thread owns every other user, and toggles each (user, item): PUT, then DELETE, then PUT again.
-cat >"$BENCH_WORK/toggle.lua" <<LUA
-local tokens, items, state = {}, { $(printf '"%s", ' "${items[@]}") }, {}
-local thread_count, counter = 0, 0
--- id is a global that setup() gives each thread (0 or 1).
-function setup(thread) thread:set("id", thread_count); thread_count = thread_count + 1 end
-function init(args) for line in io.lines("$tokens") do tokens[#tokens + 1] = line end end
-function request()
-    counter = counter + 1
-    local user = ((counter * 2 + id) % #tokens) + 1
-    local item = (math.floor(counter * 2 / #tokens) % #items) + 1
-    local key = user .. ":" .. item
-    local method = state[key] and "DELETE" or "PUT"
-    state[key] = not state[key]
-    return wrk.format(method, "/v1/favorites/ticketmaster/" .. items[item],
-                      { ["Authorization"] = "Bearer " .. tokens[user] })
-end
-LUA
-cat >"$BENCH_WORK/list.lua" <<LUA
-local tokens, counter = {}, 0
-function init(args) for line in io.lines("$tokens") do tokens[#tokens + 1] = line end end
-function request()
-    counter = counter + 1
-    return wrk.format("GET", "/v1/favorites?experience=ticketmaster",
-                      { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
-end
-LUA
+bench_sign_up "$users" "$BENCH_AUTH_URL" ticketmaster "$tokens"
+items=("${BENCH_FAVORITE_ITEMS[@]}")
+bench_favorites_lua "$tokens" "$BENCH_WORK"
 
 load() { # script connections
     wrk -t2 -c"$2" -d"${seconds}s" --latency -s "$BENCH_WORK/$1.lua" "$gateway" | bench_wrk_figures

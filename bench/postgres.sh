@@ -4,9 +4,8 @@
 #
 #   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 5] [--rounds 3]
 #
-# The goal's baseline is pgbench with two threads (-j 2), one per core. pgbench with one thread (-j 1) runs too: the
-# module drives up to four sessions from one reactor thread (more from one per core), so at 4 sessions that ratio
-# shows its cost per statement apart from pgbench's second thread.
+# The goal's baseline is pgbench with two threads (-j 2), one per core. pgbench with one thread (-j 1) runs too: it
+# shows the module's cost per statement against one client thread, apart from pgbench's second one.
 #
 # Absolute numbers drift on a shared machine, even within a minute; so the programs take turns, `rounds` times, and
 # each figure is the median of its rounds. The ratios are what to compare between runs.

@@ -1,9 +1,8 @@
 #ifndef FAVORITEME_CLIBPQ_SHIM_H
 #define FAVORITEME_CLIBPQ_SHIM_H
 #include <libpq-fe.h>
-// The driver waits for its sessions' sockets with epoll, and is woken for new work through an eventfd (Glibc's
-// Swift module exports neither).
-#include <sys/epoll.h>
+// A session's thread sleeps in poll and is woken for new work through an eventfd (Glibc's Swift module does not
+// export it).
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 

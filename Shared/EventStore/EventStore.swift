@@ -273,7 +273,7 @@ public enum EventStore {
     /// The stream's events with a version above `version`, oldest first.
     public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
                             pool: DatabasePool) async throws -> [RecordedEvent] {
-        try await pool.withConnection { connection in
+        try await pool.withSession { connection in
             try await read(stream, after: version, limit: limit, on: connection)
         }
     }

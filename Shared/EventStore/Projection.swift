@@ -132,7 +132,7 @@ public enum ProjectionBatch {
     public static func lag(of projection: String, countLimit: Int = 100_000, pool: DatabasePool) async throws
         -> (events: Int, oldest: Date?)
     {
-        try await pool.withConnection { connection in
+        try await pool.withSession { connection in
             try await connection.lag(of: projection, countLimit: countLimit)
         }
     }

@@ -1,4 +1,4 @@
-@testable import Postgres
+@testable import PostgresValues
 import Testing
 
 @Suite struct ErrorMaskingTests {

@@ -83,8 +83,8 @@ import Testing
     }
 
     /// `PQcancel` opens a connection of its own and waits for the server: when that connection hangs, neither the
-    /// thread that cancels nor the reactor may hang with it, and the session must not serve another lease while its
-    /// cancel is still on the way (a late cancel would stop that lease's statement).
+    /// thread that cancels nor the other sessions may hang with it, and the session must not serve another lease
+    /// while its cancel is still on the way (a late cancel would stop that lease's statement).
     @Test func aCancelThatCannotReachTheServerBlocksNoThreadAndRetiresItsSession() async throws {
         try await withTestDatabase { database in
             let server = try await database.makePool(size: 1).closing { pool in
@@ -125,7 +125,7 @@ import Testing
                 #expect(returned, "cancelling the task waited for the unreachable server")
                 if !returned { relay.stop() }  // lets the old, blocking cancel go, so that this fails instead of hanging
 
-                // The other session still serves while the cancel hangs: the reactor is not stuck behind it.
+                // The other session still serves while the cancel hangs.
                 #expect(try await pool.query("SELECT 7").single().decode(Int.self, at: 0) == 7)
                 // The cancel never reached the server, so the statement ran out its two seconds.
                 let sleeperBackend = try await sleeper.value

@@ -60,7 +60,7 @@ import Testing
             let text = try await pool.query("SELECT repeat('x', \(size))").single().decode(String.self, at: 0)
             #expect(text.utf8.count == size)
         }
-        // Many rows, and several statements in one round trip, in a lease body (on the reactor's thread).
+        // Many rows, and several statements in one round trip, in a lease body (on the session's thread).
         try await pool.withSession { connection in
             let rows = try await connection.query("""
                 SELECT g, repeat('y', g % 700) FROM generate_series(1, 5000) g

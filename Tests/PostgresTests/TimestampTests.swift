@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Postgres
+@testable import PostgresValues
 
 /// The pure text codecs, without a server.
 @Suite struct TimestampTests {

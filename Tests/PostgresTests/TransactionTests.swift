@@ -65,26 +65,29 @@ import Testing
         }
     }
 
-    /// Two tasks of one body share the session: their statements may not interleave (in pipeline mode libpq would
-    /// take the second, which would then read the first one's results, and one wait would replace the other). The
-    /// second is refused, the first finishes, and the session serves the next lease.
+    /// Two tasks of one body share the session: a statement never yields the session halfway (in pipeline mode libpq
+    /// would take the second statement, which would then read the first one's results), so the second waits for the
+    /// first to finish, each gets its own answers, and the session serves the next lease.
     @Test(.timeLimit(.minutes(1)))
-    func twoStatementsAtOnceOnOneSessionAreRefused() async throws {
+    func twoStatementsAtOnceOnOneSessionRunOneAfterTheOther() async throws {
         try await withTestPool(size: 1) { pool, _ in
-            let outcomes = try await pool.withSession { connection in
-                try await withThrowingTaskGroup(of: Bool.self) { group in
-                    group.addTask { (try? await connection.pipeline(["SELECT pg_sleep(0.3)", "SELECT 1"])) != nil }
+            let answers = try await pool.withSession { connection in
+                try await withThrowingTaskGroup(of: [Int].self) { group in
+                    group.addTask {
+                        try await connection.pipeline(["SELECT 1 FROM pg_sleep(0.3)", "SELECT 2"])
+                            .map { try $0.single().decode(Int.self, at: 0) }
+                    }
                     group.addTask {
                         try await Task.sleep(for: .milliseconds(100))
-                        return (try? await connection.query("SELECT 1")) != nil
+                        return [try await connection.query("SELECT 3").single().decode(Int.self, at: 0)]
                     }
-                    var outcomes: [Bool] = []
-                    for try await outcome in group { outcomes.append(outcome) }
-                    return outcomes
+                    var answers: [[Int]] = []
+                    for try await answer in group { answers.append(answer) }
+                    return answers
                 }
             }
-            #expect(outcomes.filter { $0 }.count == 1 && outcomes.count == 2)
-            #expect(try await pool.query("SELECT 2").single().decode(Int.self, at: 0) == 2)
+            #expect(answers == [[1, 2], [3]])
+            #expect(try await pool.query("SELECT 4").single().decode(Int.self, at: 0) == 4)
         }
     }
 

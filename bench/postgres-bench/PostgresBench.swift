@@ -57,7 +57,7 @@ struct PostgresBench: AsyncParsableCommand {
             for worker in 0..<concurrency {
                 group.addTask {
                     if hold {
-                        // As a service's transaction body runs: isolated to the session, on its reactor.
+                        // As a service's transaction body runs: isolated to the session, on its thread.
                         return try await pool.withSession(timeout: .seconds(3600)) { connection in
                             var generator = SplitMix64(seed: UInt64(worker))
                             var count = 0

@@ -149,3 +149,47 @@ bench_wrk_figures() {
         /Non-2xx/ { errors = $NF }
         END { printf "%.0f %.2f %d\n", rps, p99, errors }'
 }
+
+# Signs up `count` users (bench1@example.com, …) on auth-service at `auth-url` with `experience`, and writes their
+# access tokens to `tokens-file`, one per line.
+bench_sign_up() { # count auth-url experience tokens-file
+    seq 1 "$1" | xargs -P 8 -I{} curl -fsS -X POST "$2/v1/auth/signup" -H 'Content-Type: application/json' \
+        -d '{"email":"bench{}@example.com","password":"benchmark passphrase","experience":"'"$3"'"}' |
+        grep -o '"accessToken":"[^"]*"' | cut -d'"' -f4 >"$4"
+    [[ "$(wc -l <"$4")" -eq "$1" ]] || die "sign-up failed"
+}
+
+# Ticketmaster events in the recorded fixtures: what the favorites benchmarks heart.
+BENCH_FAVORITE_ITEMS=(G5diZfkn0B-bh vv17FZfdGkSrrMju vvG18Z4m501KZN vv1k8Z4E0YG7MA0I 1Ae7ZfdGkSp307Y)
+
+# Writes wrk's Lua scripts for the favorites workloads into `directory`, for the users of `tokens-file`:
+# toggle.lua (each wrk thread owns every other user and toggles each (user, item): PUT, then DELETE, then PUT again)
+# and list.lua (the first page of a user's favorites).
+bench_favorites_lua() { # tokens-file directory
+    cat >"$2/toggle.lua" <<LUA
+local tokens, items, state = {}, { $(printf '"%s", ' "${BENCH_FAVORITE_ITEMS[@]}") }, {}
+local thread_count, counter = 0, 0
+-- id is a global that setup() gives each thread (0 or 1).
+function setup(thread) thread:set("id", thread_count); thread_count = thread_count + 1 end
+function init(args) for line in io.lines("$1") do tokens[#tokens + 1] = line end end
+function request()
+    counter = counter + 1
+    local user = ((counter * 2 + id) % #tokens) + 1
+    local item = (math.floor(counter * 2 / #tokens) % #items) + 1
+    local key = user .. ":" .. item
+    local method = state[key] and "DELETE" or "PUT"
+    state[key] = not state[key]
+    return wrk.format(method, "/v1/favorites/ticketmaster/" .. items[item],
+                      { ["Authorization"] = "Bearer " .. tokens[user] })
+end
+LUA
+    cat >"$2/list.lua" <<LUA
+local tokens, counter = {}, 0
+function init(args) for line in io.lines("$1") do tokens[#tokens + 1] = line end end
+function request()
+    counter = counter + 1
+    return wrk.format("GET", "/v1/favorites?experience=ticketmaster",
+                      { ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1] })
+end
+LUA
+}

@@ -1,4 +1,6 @@
 import Foundation
+import PostgresSession
+import PostgresValues
 
 /// One schema change: numbered, named, plain SQL. Append-only: once released, never edited (the migrator refuses
 /// to start when an applied migration's text changed).

@@ -9,7 +9,7 @@ public struct QueryResult: Sendable {
     public var rows: PostgresRows { PostgresRows(storage: storage) }
 
     /// Takes ownership of `result`, which must be a successful one.
-    init(taking result: OpaquePointer) {
+    package init(taking result: OpaquePointer) {
         storage = ResultStorage(result)
     }
 

@@ -59,7 +59,7 @@ public struct ConnectionConfiguration: Sendable {
 
     /// libpq keywords and values: everything the connection string sets, with our defaults for what it leaves out and
     /// our session options appended to any it gives.
-    func keywords() throws -> [(String, String)] {
+    package func keywords() throws -> [(String, String)] {
         let given = try parsedKeywords()
         var result = given.filter { $0.0 != "options" && $0.0 != "fallback_application_name" }
         let userOptions = given.first { $0.0 == "options" }?.1
@@ -95,7 +95,7 @@ public struct ConnectionConfiguration: Sendable {
         return given
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
+    package static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }

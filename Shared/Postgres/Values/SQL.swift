@@ -104,5 +104,5 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
 public struct SQLScript: Sendable, ExpressibleByStringLiteral {
     public let text: String
     public init(stringLiteral value: StaticString) { self.text = value.description }
-    init(_ text: StaticString) { self.text = text.description }
+    package init(_ text: StaticString) { self.text = text.description }
 }

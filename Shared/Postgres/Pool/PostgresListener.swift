@@ -1,4 +1,6 @@
 import Foundation
+import PostgresSession
+import PostgresValues
 import Logging
 
 /// LISTEN on a dedicated session, as an `AsyncSequence` that survives connection loss.

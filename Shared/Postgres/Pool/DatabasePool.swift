@@ -3,37 +3,9 @@ import Foundation
 import Locking
 import Logging
 import ServiceLifecycle
+import PostgresSession
+import PostgresValues
 
-/// Sizing and patience of a ``DatabasePool``.
-public struct PoolConfiguration: Sendable {
-    /// Sessions at most.
-    public var size: Int
-    /// How long a caller waits for a free session before getting the "database busy" error.
-    public var leaseTimeout: Duration
-    /// Default bound on one lease (all statements of one `withConnection` body); `nil` leaves only the server's
-    /// `statement_timeout`.
-    public var queryTimeout: Duration?
-    /// Wait after a failed connect before trying again, doubling up to ``maxBackoff``. Meanwhile leases that need a
-    /// new session fail at once instead of piling up.
-    public var initialBackoff: Duration
-    public var maxBackoff: Duration
-
-    public init(
-        size: Int = 8,
-        leaseTimeout: Duration = .seconds(5),
-        queryTimeout: Duration? = .seconds(15),
-        initialBackoff: Duration = .milliseconds(100),
-        maxBackoff: Duration = .seconds(2)
-    ) {
-        self.size = max(1, size)
-        self.leaseTimeout = leaseTimeout
-        self.queryTimeout = queryTimeout
-        self.initialBackoff = initialBackoff
-        self.maxBackoff = maxBackoff
-    }
-}
-
-/// A bounded pool of ``PostgresConnection``s.
 ///
 /// Sessions open lazily, are leased exclusively, and are checked when they come back: one left inside a
 /// transaction, broken, or with unread data on its socket (the server ended it) is closed and replaced on the next
@@ -51,15 +23,15 @@ public final class DatabasePool: Service, Sendable {
     public let connectionConfiguration: ConnectionConfiguration
     private let logger: Logger
     private let metrics: PoolMetrics
-    private let state: Locked<State>
+    let state: Locked<State>
 
     /// Free capacity: a ready session, or room for one.
-    fileprivate enum Slot: Sendable {
+    enum Slot: Sendable {
         case ready(PostgresConnection)
         case empty
     }
 
-    private struct State {
+    struct State {
         var freeSlots: [Slot]
         /// Sessions leased now (a few dozen at most: a scan costs less than hashing).
         var leased: [PostgresConnection] = []
@@ -103,7 +75,7 @@ public final class DatabasePool: Service, Sendable {
         }
     }
 
-    private struct Gauges {
+    struct Gauges {
         let inUse: Int
         let idle: Int
         let waiters: Int
@@ -119,7 +91,7 @@ public final class DatabasePool: Service, Sendable {
         case nothing
     }
 
-    private struct Waiter {
+    struct Waiter {
         let id: Int
         let continuation: CheckedContinuation<Slot, any Error>
         let timer: Task<Void, Never>
@@ -142,17 +114,13 @@ public final class DatabasePool: Service, Sendable {
 
     /// Leases a session for `body`. The session is exclusive to `body` until it returns; cancelling the task cancels
     /// the statement running on the server. `timeout` bounds the whole body (default: ``PoolConfiguration/queryTimeout``).
-    ///
-    /// `body` runs on the session's ``SocketReactor`` (as the task's preferred executor): getting there is one hand-off
-    /// between threads, and after it none of the body's round trips costs another. Code in `body` that is not about
-    /// the database shares that thread with the other sessions on that reactor, so keep it short.
+    /// `body` runs where the caller runs, so each of its statements hops to the session's thread and back;
+    /// ``withSession(timeout:_:)`` and ``withTransaction(isolation:timeout:_:)`` run their bodies on that thread.
     public func withConnection<Value: Sendable>(
         timeout: Duration? = nil,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await leasing(timeout: timeout) { connection in
-            try await withTaskExecutorPreference(connection.reactor) { try await body(connection) }
-        }
+        try await leasing(timeout: timeout, body)
     }
 
     /// Runs `body` in a transaction on a leased session (see ``PostgresConnection/withTransaction(isolation:_:)``).
@@ -175,8 +143,7 @@ public final class DatabasePool: Service, Sendable {
         try await withConnection(timeout: timeout) { connection in try await connection.perform(body) }
     }
 
-    /// Runs one statement on a leased session. It runs where the caller runs: one round trip costs one hand-off
-    /// between threads that way (the reactor's wake-up), where moving to the reactor would cost two (there and back).
+    /// Runs one statement on a leased session.
     @discardableResult
     public func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {
         try await leasing(timeout: timeout) { try await $0.query(sql, prepare: prepare) }
@@ -413,7 +380,7 @@ public final class DatabasePool: Service, Sendable {
         for connection in state.withLock(\.leased) { connection.expireLeaseIfOverdue(now: now) }
     }
 
-    private func publishGauges() {
+    func publishGauges() {
         record(state.withLock(\.gauges))
     }
 
@@ -421,94 +388,5 @@ public final class DatabasePool: Service, Sendable {
         metrics.inUse.record(gauges.inUse)
         metrics.idle.record(gauges.idle)
         metrics.waiters.record(gauges.waiters)
-    }
-
-    // MARK: Lifecycle
-
-    /// Parks until graceful shutdown (the HTTP server, later in the service group, has drained by then), then closes.
-    public func run() async throws {
-        try? await gracefulShutdown()
-        await close()
-    }
-
-    /// Runs `body` with this pool, then closes the pool, whether `body` returned or threw: for a pool that lives
-    /// only as long as one task (a command-line job, a test).
-    public func closing<Value: Sendable>(after body: (DatabasePool) async throws -> Value) async throws
-        -> Value
-    {
-        do {
-            let value = try await body(self)
-            await close()
-            return value
-        } catch {
-            await close()  // on every path: `defer` cannot await
-            throw error
-        }
-    }
-
-    /// Refuses new leases, fails waiters, waits for leased sessions to come back, closes everything. Idempotent.
-    public func close() async {
-        let taken = state.withLock { state -> (reaper: Task<Void, Never>?, waiters: [Waiter])? in
-            guard !state.closed else { return nil }
-            state.closed = true
-            defer {
-                state.reaper = nil
-                state.waiters = []
-            }
-            return (state.reaper, state.waiters)
-        }
-        guard let taken else { return }
-        taken.reaper?.cancel()
-        for waiter in taken.waiters {
-            waiter.timer.cancel()
-            waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the database pool is closed"))
-        }
-        await withCheckedContinuation { continuation in
-            let drained = state.withLock { state in
-                if state.leased.isEmpty { return true }
-                state.drained = continuation
-                return false
-            }
-            if drained { continuation.resume() }
-        }
-        let free = state.withLock { state in
-            defer { state.freeSlots = [] }
-            return state.freeSlots
-        }
-        for case .ready(let connection) in free { await connection.close() }
-        publishGauges()
-    }
-}
-
-/// A snapshot of a pool's occupancy.
-public struct PoolStatistics: Sendable, Equatable, Codable {
-    public let size: Int
-    public let inUse: Int
-    public let idle: Int
-    public let waiters: Int
-}
-
-/// The pool's figures, exported through swift-metrics.
-struct PoolMetrics: Sendable {
-    let inUse: Gauge
-    let idle: Gauge
-    let waiters: Gauge
-    let leaseWait: CoreMetrics.Timer
-    let leaseDuration: CoreMetrics.Timer
-
-    init(factory: any MetricsFactory, size: Int) {
-        inUse = Gauge(label: "db_pool_connections_in_use", factory: factory)
-        idle = Gauge(label: "db_pool_connections_idle", factory: factory)
-        waiters = Gauge(label: "db_pool_waiters", factory: factory)
-        leaseWait = CoreMetrics.Timer(label: "db_pool_lease_wait_seconds", factory: factory)
-        leaseDuration = CoreMetrics.Timer(label: "db_lease_duration_seconds", factory: factory)
-        Gauge(label: "db_pool_size", factory: factory).record(size)
-    }
-}
-
-extension CoreMetrics.Timer {
-    func record(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -42,7 +42,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         self.constraint = constraint
     }
 
-    static func client(_ message: String) -> PostgresError {
+    package static func client(_ message: String) -> PostgresError {
         PostgresError(kind: .client, message: message)
     }
 
@@ -56,7 +56,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isQueryCancelled: Bool { sqlState == "57014" || kind == .timeout }
     /// 0A000 "cached plan must not change result type" (a migration changed a table under a prepared `SELECT *`) or
     /// 26000 (the server no longer knows the statement): the session's prepared statement must be made again.
-    var invalidatesPreparedStatement: Bool { sqlState == "0A000" || sqlState == "26000" }
+    package var invalidatesPreparedStatement: Bool { sqlState == "0A000" || sqlState == "26000" }
     /// The session is gone; the statement may or may not have been applied.
     public var isConnectionLost: Bool { kind == .connectionLost }
     /// The database cannot serve right now (down, restarting, saturated, shutting down): a 503, not a bug.
@@ -98,7 +98,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
 extension PostgresError {
     /// The error carried by a failed result, or by the connection when there is no result.
-    init(result: OpaquePointer?, connection: OpaquePointer?) {
+    package init(result: OpaquePointer?, connection: OpaquePointer?) {
         func field(_ code: Character) -> String? {
             guard let result, let ascii = code.asciiValue, let value = PQresultErrorField(result, Int32(ascii)) else {
                 return nil
