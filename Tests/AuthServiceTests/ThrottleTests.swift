@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import Postgres
 import TestSupport
 import Testing
 
@@ -98,6 +99,35 @@ import Testing
             #expect(try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.9"]).status == .ok)
             try await Self.fail(api, email: email, times: allowance - 1, from: "203.0.113.9")
             #expect(try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.9"]).status == .ok)
+        }
+    }
+
+    /// Sign-ins of one account from one address at once, each succeeding: one's success deletes the row another is
+    /// about to lock. None of them fails (the race used to end one in a 500).
+    @Test func concurrentSuccessfulChecksOfOneAccountNeverFail() async throws {
+        try await withTestDatabase(migrators: AuthTestApp.migrators) { database in
+            try await database.makePool(size: 8, searchPath: "auth").closing { pool in
+                let throttle = ThrottleStore(pool: pool)
+                let keys = ThrottleKey.forSignIn(email: EmailAddress(normalizing: "racer@example.com")!,
+                                                 clientAddress: "203.0.113.40")
+                let admitted = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask {
+                            var admitted = 0
+                            for _ in 0..<40 {
+                                let now = Date()
+                                guard case .counted(let attempt) = try await throttle.beginAttempt(keys, now: now)
+                                else { continue }
+                                try await throttle.attemptSucceeded(attempt, keys: keys, now: now)
+                                admitted += 1
+                            }
+                            return admitted
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(admitted > 0)
+            }
         }
     }
 

@@ -75,15 +75,15 @@ struct ThrottleStore: Sendable {
     }
 
     /// The key's row, locked for the rest of the transaction (made first when missing); nil while it counts nothing.
+    /// One upsert, never an insert and then a select: a sign-in that succeeds in between deletes the row it just
+    /// inserted or found.
     private static func lockedState(of key: ThrottleKey, now: Date, on connection: isolated PostgresConnection)
         async throws -> ThrottlePolicy.State?
     {
-        try await connection.query("""
-            INSERT INTO sign_in_throttle (key, failures, window_started_at) VALUES (\(key.key), 0, \(now))
-            ON CONFLICT (key) DO NOTHING
-            """)
         let current = try state(await connection.query("""
-            SELECT failures, window_started_at, blocked_until FROM sign_in_throttle WHERE key = \(key.key) FOR UPDATE
+            INSERT INTO sign_in_throttle AS t (key, failures, window_started_at) VALUES (\(key.key), 0, \(now))
+            ON CONFLICT (key) DO UPDATE SET failures = t.failures
+            RETURNING failures, window_started_at, blocked_until
             """).single())
         return current.failures == 0 && current.blockedUntil == nil ? nil : current
     }
