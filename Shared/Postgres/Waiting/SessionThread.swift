@@ -26,6 +26,8 @@ public final class SessionThread: SerialExecutor, @unchecked Sendable {  // muta
         /// The thread found no job and sleeps on `wakeUp`: a new job must write to it.
         var sleeping = false
         var stopping = false
+        /// ``interrupt()`` came and no interruptible wait has ended on it yet.
+        var interrupted = false
         /// The thread has ended and closed `wakeUp`, whose number may belong to another descriptor by now.
         var ended = false
     }
@@ -78,14 +80,33 @@ public final class SessionThread: SerialExecutor, @unchecked Sendable {  // muta
             pollfd(fd: socket, events: Int16(events), revents: 0),
             pollfd(fd: interruptible ? wakeUp : -1, events: Int16(POLLIN), revents: 0),  // -1: not looked at
         ]
-        while poll(&descriptors, 2, -1) < 0, errno == EINTR {}
-        if descriptors[1].revents != 0 { drain() }
+        // The flag, not the eventfd, says whether an interrupt came: the thread's idle loop also empties the eventfd.
+        while !(interruptible && takeInterrupt()) {
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            if poll(&descriptors, 2, -1) < 0 {
+                if errno == EINTR { continue }
+                return  // libpq's next read reports what is wrong with the socket
+            }
+            if descriptors[1].revents != 0 { drain() }
+            if descriptors[0].revents != 0 { return }
+        }
     }
 
     /// Ends an interruptible wait now, or the next one at once: for waits with no end in sight (LISTEN) whose task
     /// is cancelled. Any thread.
     public func interrupt() {
-        state.withLock { signal($0) }
+        state.withLock { state in
+            state.interrupted = true
+            signal(state)
+        }
+    }
+
+    private func takeInterrupt() -> Bool {
+        state.withLock { state in
+            defer { state.interrupted = false }
+            return state.interrupted
+        }
     }
 
     // MARK: The thread
