@@ -4,7 +4,8 @@ import Logging
 
 /// `PUT /v1/favorites/{experience}/{itemId}`: the item is looked up in the catalog (its snapshot is what the
 /// favorites tab shows), then added, unless it is a favorite already. A retry with the same `Idempotency-Key` gets
-/// the first answer, without asking the catalog (which may be down meanwhile).
+/// the first answer, without asking the catalog (which may be down meanwhile): the transaction finds the first
+/// answer under the stream's lock, and a retry whose item is not in ``RecentItems`` looks for it before the lookup.
 struct FavoriteItem: Sendable {
     let writer: FavoritesWriter
     let catalog: CatalogLookup
@@ -28,13 +29,14 @@ struct FavoriteItem: Sendable {
     func callAsFunction(_ itemId: String, in experience: Experience, by request: WriteRequest, call: CatalogCall)
         async throws -> Outcome
     {
-        if let eventID = request.eventID, let original = try await writer.store.originalAnswer(of: eventID, user: request.user) {
-            return original.created ? .created(original.favorite) : .existing(original.favorite)
-        }
         let item: CatalogItem
         if let copy = recent.item(itemId, in: experience.id) {
             item = copy
         } else {
+            if let eventID = request.eventID,
+               let original = try await writer.store.originalAnswer(of: eventID, user: request.user) {
+                return original.created ? .created(original.favorite) : .existing(original.favorite)
+            }
             item = try await catalog.item(experience: experience.id, id: itemId, bearer: call.bearer,
                                           requestID: request.requestID, traceparent: call.traceparent,
                                           logger: call.logger)
