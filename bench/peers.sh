@@ -206,6 +206,36 @@ measure() { # workload side…
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"  # the machine is shared: say how busy it was
 log_info "toggles (ours with synchronous_commit off and on), $rounds round(s) of ${seconds}s"
 measure toggle ours pocketbase nginx ours-on nginx-on
+top="$(echo "$connection_levels" | awk '{ print $NF }')"
+
+# Where a toggle's CPU goes: one more run per side at the most connections (before the fill below changes what the
+# toggles find), with the CPU time each process group used during it (from /proc), per request. The client is wrk,
+# this shell's only child meanwhile. A group whose processes ended meanwhile (a pool closing an idle session) shows 0.
+postmaster="$(head -n 1 "$BENCH_WORK/data/postmaster.pid")"
+declare -A cpu_pids=(
+    [nginx]="${BENCH_PID_OF[nginx]}" [favorites-service]="${BENCH_PID_OF[favorites]}"
+    [catalog-proxy]="${BENCH_PID_OF[catalog]}" [auth-service]="${BENCH_PID_OF[auth]} ${BENCH_PID_OF[auth-cost-$cost]}"
+    [PostgreSQL]="$postmaster" [PocketBase]="${BENCH_PID_OF[pocketbase]}"
+)
+cpu_groups=(client nginx favorites-service catalog-proxy auth-service PostgreSQL PocketBase)
+client_ticks() { awk '{ print $16 + $17 }' /proc/$$/stat; }  # this shell's waited-for children (wrk)
+declare -A cpu_split
+for side in nginx pocketbase; do
+    declare -A before=()
+    before[client]="$(client_ticks)"
+    # shellcheck disable=SC2086  # a group may hold several process ids
+    for group in "${cpu_groups[@]:1}"; do before[$group]="$(bench_cpu_ticks ${cpu_pids[$group]})"; done
+    load toggle "$side" "$top" "$seconds"
+    requests="$(awk '/requests in/ { print $1 }' "$BENCH_WORK/wrk.txt")"
+    line=""
+    for group in "${cpu_groups[@]}"; do
+        # shellcheck disable=SC2086
+        if [[ "$group" == client ]]; then now="$(client_ticks)"; else now="$(bench_cpu_ticks ${cpu_pids[$group]})"; fi
+        line+="$(awk -v d="$((now - before[$group]))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+            'BEGIN { printf "%9.3f", (n > 0 && d > 0 ? d * 1000 / hz / n : 0) }')"
+    done
+    cpu_split[$side]="$line"
+done
 log_info "every user holds the 5 items, on both sides"
 ours_tokens
 "${setup[@]}" fill ours "$favorites_url" "$BENCH_WORK/tokens-ours.txt" "$BENCH_WORK/items.txt"
@@ -220,11 +250,11 @@ measure signin ours pocketbase nginx
 # auth-service's sign-in throttle has no setting (ThrottlePolicy's allowances are constants). It counts each check as
 # a failure until the password matches, so enough concurrent sign-ins from one address look like a guesser's: one
 # more run, every sign-in from 127.0.0.1, shows whether the most connections here trip it.
-top="$(echo "$connection_levels" | awk '{ print $NF }')"
 one_address=1
 load signin ours "$top" "$seconds"
 one_address=
 read -r one_address_rps one_address_p99 one_address_errors <<<"$figures"
+
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # The figures of a side's rounds are kept as one space-separated string, split into median's arguments on purpose.
@@ -263,6 +293,13 @@ while read -r key; do
     if [[ "${errors_of[$key]}" -gt 0 ]]; then echo "non-2xx, all rounds: $key connections: ${errors_of[$key]}"; fi
 done < <(printf '%s\n' "${!errors_of[@]}" | sort)
 for note in "${notes[@]}"; do echo "note: $note"; done
+echo "where a toggle's CPU went, ms per request ($top connections, one run of ${seconds}s; ours through nginx):"
+printf '%-12s' side; printf ' %16s' "${cpu_groups[@]}"; echo
+for side in nginx pocketbase; do
+    printf '%-12s' "$([[ "$side" == nginx ]] && echo ours || echo PocketBase)"
+    for value in ${cpu_split[$side]}; do printf ' %16s' "$value"; done
+    echo
+done
 echo "sign-in: each user from an address of its own (X-Real-IP; the bench gateway passes it on and has no 10/s limit)."
 echo "  auth-service's throttle cannot be raised by configuration; all from one address, $top connections, ours direct:"
 echo "  $one_address_rps answers/s (p99 $one_address_p99 ms), $one_address_errors of them non-2xx (see the notes)"

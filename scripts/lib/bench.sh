@@ -71,11 +71,25 @@ bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127
 
 # Runs a command in the background, its output in $BENCH_WORK/<name>.log; stopped when the script exits.
 BENCH_PIDS=()
+declare -A BENCH_PID_OF=()  # name → process id
 bench_start() { # name command [arguments…]
     local name="$1"
     shift
     "$@" >"$BENCH_WORK/$name.log" 2>&1 &
     BENCH_PIDS+=($!)
+    BENCH_PID_OF[$name]=$!
+}
+
+# CPU time (user + system, in clock ticks) the processes and their live children have used: a service, nginx's
+# workers under its master, PostgreSQL's backends under the postmaster.
+bench_cpu_ticks() { # pid…
+    local pid total=0 ticks
+    # shellcheck disable=SC2046  # pgrep prints one id per line
+    for pid in "$@" $(for parent in "$@"; do pgrep -P "$parent"; done); do
+        ticks="$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)" || continue
+        total=$((total + ${ticks:-0}))
+    done
+    echo "$total"
 }
 
 # Waits up to a minute for url to answer 2xx; otherwise prints the log and fails.
@@ -138,6 +152,7 @@ $1
 NGINX
     nginx -p "$BENCH_NGINX_DIR" -c "$BENCH_NGINX_DIR/nginx.conf" -g 'daemon off;' 2>"$BENCH_NGINX_DIR/start.log" &
     BENCH_PIDS+=($!)
+    BENCH_PID_OF[nginx]=$!
 }
 
 # wrk's summary on stdin → "requests_per_second p99_ms non_2xx".
