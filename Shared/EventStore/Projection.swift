@@ -3,15 +3,15 @@ import Postgres
 
 /// A view computed from the log, in tables of its own.
 ///
-/// The same `apply` serves the live projection and a rebuild: it writes to whichever tables it is given.
+/// The same `statements` serve the live projection and a rebuild: they write to whichever tables they are given.
+/// Working them out touches no database, so a rebuild works out the next batch's while the database applies this one.
 public protocol Projection: Sendable {
     /// Names the projection's checkpoint and its lock.
     var name: String { get }
     /// The tables it writes. A rebuild fills empty copies of them, then swaps the copies in.
     var tables: [String] { get }
-    /// Applies `events`, in log order, to `tables`, in the caller's transaction.
-    func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        async throws
+    /// The statements that apply `events`, in log order, to `tables`; they run in order in the caller's transaction.
+    func statements(for events: [RecordedEvent], in tables: ProjectionTables) throws -> [SQL]
 }
 
 /// The tables a projection writes this time: its live tables, or a rebuild's copies of them.
@@ -35,6 +35,16 @@ public struct ProjectionCheckpoint: Sendable, Equatable {
     public var position: Int64
 
     public static let start = ProjectionCheckpoint(transactionID: 0, position: 0)
+
+    /// Just after `event`.
+    init(after event: RecordedEvent) {
+        self.init(transactionID: event.transactionID, position: event.position)
+    }
+
+    init(transactionID: Int64, position: Int64) {
+        self.transactionID = transactionID
+        self.position = position
+    }
 }
 
 /// One step of an async projection: a batch of events applied and the checkpoint moved, in one transaction.
@@ -83,14 +93,20 @@ public enum ProjectionBatch {
         let events = try await pending(after: checkpoint, limit: limit, onlyFinishedTransactions: onlyFinishedTransactions,
                                  on: connection)
         guard let last = events.last else { return 0 }
-        try await projection.apply(events, to: tables, on: connection)
-        try await connection.query("""
+        try await write(projection.statements(for: events, in: tables), upTo: last, checkpoint: name, on: connection)
+        return events.count
+    }
+
+    /// Runs a batch's `statements` and moves checkpoint `name` to `last`, the batch's last event, in the caller's
+    /// transaction.
+    static func write(_ statements: [SQL], upTo last: RecordedEvent, checkpoint name: String,
+                      on connection: isolated PostgresConnection) async throws {
+        try await connection.pipeline(statements + ["""
             INSERT INTO projection_checkpoints (projection, transaction_id, position)
             VALUES (\(name), \(last.transactionID)::xid8, \(last.position))
             ON CONFLICT (projection) DO UPDATE
                SET transaction_id = excluded.transaction_id, position = excluded.position, updated_at = now()
-            """, prepare: true)
-        return events.count
+            """], prepare: false)
     }
 
     static func checkpoint(_ name: String, on connection: isolated PostgresConnection) async throws -> ProjectionCheckpoint {

@@ -90,15 +90,34 @@ public enum ProjectionRebuild {
             try await connection.query("DELETE FROM projection_checkpoints WHERE projection = \(checkpoint)")
         }
 
+        // Two steps overlap: while the database applies one batch, the next batch (read first) has its statements
+        // worked out on another thread. Only this session writes the copies and their checkpoint, so reading ahead
+        // from the last event read is reading from the checkpoint the batch before will have left.
         var replayed = 0
-        while true {
-            let applied = try await connection.withTransaction { connection in
-                try await ProjectionBatch.apply(projection, checkpoint: checkpoint, tables: copies, limit: batchSize,
-                                          on: connection)
+        var analyzedAt = 0
+        var events = try await ProjectionBatch.pending(after: .start, limit: batchSize, onlyFinishedTransactions: true,
+                                                       on: connection)
+        var statements = try projection.statements(for: events, in: copies)
+        while let last = events.last {
+            let next = events.count < batchSize ? [] : try await ProjectionBatch.pending(
+                after: ProjectionCheckpoint(after: last), limit: batchSize, onlyFinishedTransactions: true,
+                on: connection)
+            async let nextStatements = projection.statements(for: next, in: copies)
+            try await connection.withTransaction { [statements] connection in
+                try await ProjectionBatch.write(statements, upTo: last, checkpoint: checkpoint, on: connection)
             }
-            replayed += applied
-            if applied > 0 { logger.info("rebuilding", metadata: ["projection": "\(projection.name)", "events": "\(replayed)"]) }
-            if applied < batchSize { break }
+            replayed += events.count
+            logger.info("rebuilding", metadata: ["projection": "\(projection.name)", "events": "\(replayed)"])
+            // New tables have no statistics, and without them the planner takes a batch's joins against a copy
+            // (removals matched by user) for scans of the whole copy: quadratic over the replay. Analysing the
+            // copies each time the replay has doubled keeps the plans right at the price of a few ANALYZEs.
+            if replayed >= max(2 * analyzedAt, 10 * batchSize) {
+                for table in projection.tables {
+                    try await connection.query("ANALYZE \(identifier: copies[table])")
+                }
+                analyzedAt = replayed
+            }
+            (events, statements) = (next, try await nextStatements)
         }
 
         replayed += try await connection.withTransaction { connection in

@@ -24,17 +24,17 @@ import Testing
         /// Throws instead of applying anything, as a projection with a bug would.
         var failing = false
 
-        func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-            async throws
-        {
+        func statements(for events: [RecordedEvent], in tables: ProjectionTables) throws -> [SQL] {
             if failing, !events.isEmpty { throw TestSupportError("the ledger refuses to apply events") }
+            var statements: [SQL] = []
             for (index, event) in events.enumerated() {
-                try await connection.query("""
+                statements.append("""
                     INSERT INTO \(identifier: tables["ledger"]) (position, stream_id, version)
                     VALUES (\(event.position), \(event.streamID), \(event.version))
                     """)
-                if stallMidBatch, index == 0 { try await connection.query("SELECT pg_sleep(60) /* ledger-stall */") }
+                if stallMidBatch, index == 0 { statements.append("SELECT pg_sleep(60) /* ledger-stall */") }
             }
+            return statements
         }
     }
 

@@ -10,11 +10,8 @@ struct FavoritesView: Projection {
     let name = "favorites"
     let tables = [Self.table]
 
-    func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        async throws
-    {
-        let statements = try ViewBatch.favorites(try ViewBatch.effect(of: events), table: tables[Self.table])
-        if !statements.isEmpty { try await connection.pipeline(statements, prepare: false) }
+    func statements(for events: [RecordedEvent], in tables: ProjectionTables) throws -> [SQL] {
+        try ViewBatch.favorites(try ViewBatch.effect(of: events), table: tables[Self.table])
     }
 
     /// Rebuilds one user's rows from their stream, under the stream's lock (their writes wait meanwhile). For repair:
@@ -28,7 +25,7 @@ struct FavoritesView: Projection {
             var version: Int64 = 0
             while true {
                 let events = try await EventStore.read(stream, after: version, limit: 1000, on: connection)
-                try await FavoritesView().apply(events, to: ProjectionTables(), on: connection)
+                try await connection.pipeline(try FavoritesView().statements(for: events, in: ProjectionTables()))
                 replayed += events.count
                 guard let last = events.last, events.count == 1000 else { break }
                 version = last.version

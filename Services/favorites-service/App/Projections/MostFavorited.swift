@@ -14,12 +14,9 @@ struct MostFavorited: Projection {
     let name = "popular"
     let tables = [Self.items, Self.members]
 
-    func apply(_ events: [RecordedEvent], to tables: ProjectionTables, on connection: isolated PostgresConnection)
-        async throws
-    {
-        let statements = try ViewBatch.popular(try ViewBatch.effect(of: events), items: tables[Self.items],
-                                               members: tables[Self.members])
-        if !statements.isEmpty { try await connection.pipeline(statements, prepare: false) }
+    func statements(for events: [RecordedEvent], in tables: ProjectionTables) throws -> [SQL] {
+        try ViewBatch.popular(try ViewBatch.effect(of: events), items: tables[Self.items],
+                              members: tables[Self.members])
     }
 
     /// The most favorited items of `experience`, most first.
