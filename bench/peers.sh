@@ -8,6 +8,7 @@
 #   2. the list of a user's 5 favorites; 3. the heart ids (just the item ids); 4. sign-in at bcrypt cost 10.
 # Ours directly and through nginx (as the gateway puts it in front), PocketBase directly. Rounds alternate (ours,
 # PocketBase, ours through nginx, …); each figure is the median of the rounds, with the median p99. Nothing asserted.
+# For toggles and the list, one more run per side gives the CPU time each process spent per request.
 #
 #   bench/peers.sh [--quick] [--seconds 10] [--rounds 3] [--connections "16 32"] [--snapshot-ttl SECONDS]
 #   --quick: 1 round of 2 s per figure (5 s for sign-ins), the debug build. --snapshot-ttl: favorites-service's
@@ -208,9 +209,9 @@ log_info "toggles (ours with synchronous_commit off and on), $rounds round(s) of
 measure toggle ours pocketbase nginx ours-on nginx-on
 top="$(echo "$connection_levels" | awk '{ print $NF }')"
 
-# Where a toggle's CPU goes: one more run per side at the most connections (before the fill below changes what the
-# toggles find), with the CPU time each process group used during it (from /proc), per request. The client is wrk,
-# this shell's only child meanwhile. A group whose processes ended meanwhile (a pool closing an idle session) shows 0.
+# Where a request's CPU goes: one more run per side at the most connections, with the CPU time each process group used
+# during it (from /proc), per request. The client is wrk, this shell's only child meanwhile. A group whose processes
+# ended meanwhile (a pool closing an idle session) shows 0.
 postmaster="$(head -n 1 "$BENCH_WORK/data/postmaster.pid")"
 declare -A cpu_pids=(
     [nginx]="${BENCH_PID_OF[nginx]}" [favorites-service]="${BENCH_PID_OF[favorites]}"
@@ -220,28 +221,33 @@ declare -A cpu_pids=(
 cpu_groups=(client nginx favorites-service catalog-proxy auth-service PostgreSQL PocketBase)
 client_ticks() { awk '{ print $16 + $17 }' /proc/$$/stat; }  # this shell's waited-for children (wrk)
 declare -A cpu_split
-for side in nginx pocketbase; do
-    declare -A before=()
-    before[client]="$(client_ticks)"
-    # shellcheck disable=SC2086  # a group may hold several process ids
-    for group in "${cpu_groups[@]:1}"; do before[$group]="$(bench_cpu_ticks ${cpu_pids[$group]})"; done
-    load toggle "$side" "$top" "$seconds"
-    requests="$(awk '/requests in/ { print $1 }' "$BENCH_WORK/wrk.txt")"
-    line=""
-    for group in "${cpu_groups[@]}"; do
-        # shellcheck disable=SC2086
-        if [[ "$group" == client ]]; then now="$(client_ticks)"; else now="$(bench_cpu_ticks ${cpu_pids[$group]})"; fi
-        line+="$(awk -v d="$((now - before[$group]))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
-            'BEGIN { printf "%9.3f", (n > 0 && d > 0 ? d * 1000 / hz / n : 0) }')"
+measure_cpu() { # workload: sets cpu_split[workload/side] for ours through nginx and PocketBase
+    local side group now requests line
+    for side in nginx pocketbase; do
+        declare -A before=()
+        before[client]="$(client_ticks)"
+        # shellcheck disable=SC2086  # a group may hold several process ids
+        for group in "${cpu_groups[@]:1}"; do before[$group]="$(bench_cpu_ticks ${cpu_pids[$group]})"; done
+        load "$1" "$side" "$top" "$seconds"
+        requests="$(awk '/requests in/ { print $1 }' "$BENCH_WORK/wrk.txt")"
+        line=""
+        for group in "${cpu_groups[@]}"; do
+            # shellcheck disable=SC2086
+            if [[ "$group" == client ]]; then now="$(client_ticks)"; else now="$(bench_cpu_ticks ${cpu_pids[$group]})"; fi
+            line+="$(awk -v d="$((now - before[$group]))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
+                'BEGIN { printf "%9.3f", (n > 0 && d > 0 ? d * 1000 / hz / n : 0) }')"
+        done
+        cpu_split[$1/$side]="$line"
     done
-    cpu_split[$side]="$line"
-done
+}
+measure_cpu toggle  # before the fill below changes what the toggles find
 log_info "every user holds the 5 items, on both sides"
 ours_tokens
 "${setup[@]}" fill ours "$favorites_url" "$BENCH_WORK/tokens-ours.txt" "$BENCH_WORK/items.txt"
 "${setup[@]}" fill pocketbase "$pocketbase_url" "$BENCH_WORK/tokens-pocketbase.txt" "$BENCH_WORK/items.txt"
 log_info "the list of 5"
 measure list ours pocketbase nginx
+measure_cpu list
 ours_tokens
 log_info "the heart ids"
 measure ids ours pocketbase nginx
@@ -293,12 +299,14 @@ while read -r key; do
     if [[ "${errors_of[$key]}" -gt 0 ]]; then echo "non-2xx, all rounds: $key connections: ${errors_of[$key]}"; fi
 done < <(printf '%s\n' "${!errors_of[@]}" | sort)
 for note in "${notes[@]}"; do echo "note: $note"; done
-echo "where a toggle's CPU went, ms per request ($top connections, one run of ${seconds}s; ours through nginx):"
-printf '%-12s' side; printf ' %16s' "${cpu_groups[@]}"; echo
-for side in nginx pocketbase; do
-    printf '%-12s' "$([[ "$side" == nginx ]] && echo ours || echo PocketBase)"
-    for value in ${cpu_split[$side]}; do printf ' %16s' "$value"; done
-    echo
+echo "where a request's CPU went, ms per request ($top connections, one run of ${seconds}s; ours through nginx):"
+printf '%-22s' request; printf ' %16s' "${cpu_groups[@]}"; echo
+for workload in toggle list; do
+    for side in nginx pocketbase; do
+        printf '%-22s' "$workload, $([[ "$side" == nginx ]] && echo ours || echo PocketBase)"
+        for value in ${cpu_split[$workload/$side]}; do printf ' %16s' "$value"; done
+        echo
+    done
 done
 echo "sign-in: each user from an address of its own (X-Real-IP; the bench gateway passes it on and has no 10/s limit)."
 echo "  auth-service's throttle cannot be raised by configuration; all from one address, $top connections, ours direct:"
