@@ -26,8 +26,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
-[[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
+bench_fixtures
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
 

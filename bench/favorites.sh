@@ -32,8 +32,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
-[[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
+bench_fixtures
 users=200  # wrk's users (and as many for pgbench): enough that concurrent writes rarely meet on one stream
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
@@ -48,20 +47,7 @@ bench_start favorites env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=favorites
     LOG_LEVEL=warning AUTH_URL="$BENCH_AUTH_URL" CATALOG_URL="$BENCH_CATALOG_URL" "$bin/favorites-service"
 bench_wait_ready "http://127.0.0.1:$favorites_port/health/ready" "$BENCH_WORK/favorites.log"
 
-# The gateway: what the stack puts in front of the services (keep-alive upstream, a request id per request).
-gateway_port="$(bench_free_port)"
-bench_start_nginx "
-    upstream favorites { server 127.0.0.1:$favorites_port; keepalive 64; }
-    server {
-        listen 127.0.0.1:$gateway_port;
-        location /v1/favorites {
-            proxy_pass http://favorites;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
-            proxy_set_header X-Request-ID \$request_id;
-        }
-    }"
-gateway="http://127.0.0.1:$gateway_port"
+bench_start_favorites_gateway "$favorites_port"
 bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/error.log"
 
 log_info "signing up $users users"

@@ -23,7 +23,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
+bench_fixtures
 
 ensure_packages libpq-dev postgresql-15 curl wrk
 bench_build auth-service replay-upstream catalog-proxy favorites-service

@@ -40,8 +40,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
-[[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
+bench_fixtures
 users=200
 password="benchmark passphrase"
 cost=10  # PocketBase's bcrypt cost (Go's bcrypt.DefaultCost; checked below from a stored hash)

@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 [[ "$events" =~ ^[1-9][0-9]*0$ ]] || die "--events must be a multiple of ten"
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
+bench_fixtures
 users=$((events / 10))
 
 ensure_packages libpq-dev postgresql-15 curl

@@ -31,8 +31,7 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
-fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
-[[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
+bench_fixtures
 users=200
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
@@ -58,19 +57,7 @@ replay_port="$(bench_free_port)"
 bench_start replay "${bin[${revisions[1]}]}/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
 auth_port="$(bench_free_port)"; catalog_port="$(bench_free_port)"; favorites_port="$(bench_free_port)"
 auth_url="http://127.0.0.1:$auth_port"
-gateway_port="$(bench_free_port)"
-bench_start_nginx "
-    upstream favorites { server 127.0.0.1:$favorites_port; keepalive 64; }
-    server {
-        listen 127.0.0.1:$gateway_port;
-        location /v1/favorites {
-            proxy_pass http://favorites;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
-            proxy_set_header X-Request-ID \$request_id;
-        }
-    }"
-gateway="http://127.0.0.1:$gateway_port"
+bench_start_favorites_gateway "$favorites_port"
 
 # The three services of one commit, on the same ports every time (so the gateway needs no reload).
 service_pids=()

@@ -129,6 +129,31 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
 # Starts nginx (2 workers, no access log, a proxy cache zone named `bench`) with `http_body` inside its http block,
 # in a directory outside BENCH_WORK (owned by postgres, mode 700: nginx's workers run as an unprivileged user and must
 # reach it). Sets BENCH_NGINX_DIR.
+# Sets fixtures to the recorded upstream answers (STACK_FIXTURES_DIR, or the company's folder beside the clone).
+bench_fixtures() {
+    fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
+    [[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
+}
+
+# The gateway the stack puts in front of favorites-service on favorites-port (keep-alive upstream, a request id per
+# request); sets gateway to its URL.
+bench_start_favorites_gateway() { # favorites-port
+    local port
+    port="$(bench_free_port)"
+    bench_start_nginx "
+    upstream favorites { server 127.0.0.1:$1; keepalive 64; }
+    server {
+        listen 127.0.0.1:$port;
+        location /v1/favorites {
+            proxy_pass http://favorites;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+            proxy_set_header X-Request-ID \$request_id;
+        }
+    }"
+    gateway="http://127.0.0.1:$port"
+}
+
 bench_start_nginx() { # http-body
     BENCH_NGINX_DIR="$(mktemp -d /tmp/favoriteme-bench-nginx-XXXXXX)"
     mkdir -p "$BENCH_NGINX_DIR/temp" "$BENCH_NGINX_DIR/cache"
