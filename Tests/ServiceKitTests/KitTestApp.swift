@@ -41,16 +41,18 @@ enum KitTestApp {
         }
     }
 
-    /// Runs `test` against a kit app on a fresh database.
+    /// Runs `test` against a kit app on a fresh database: through its router, or over real HTTP (`.live`) where the
+    /// HTTP parser matters.
     static func withApp(
         environment: [String: String] = [:],
+        testing: TestingSetup = .router,
         _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         try await withTestDatabase { database in
             let configuration = try testServiceConfiguration(
                 defaults: defaults, databaseURL: database.connectionString, environment: environment
             )
-            try await build(configuration: configuration).test(.router, test)
+            try await build(configuration: configuration).test(testing, test)
         }
     }
 }

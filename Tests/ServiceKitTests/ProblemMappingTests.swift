@@ -42,6 +42,25 @@ import Testing
         }
     }
 
+    /// Over real HTTP, so the methods reach the router as a client sends them: TRACE (which the gateway refuses
+    /// itself, with the same answer), QUERY (newer than most parsers) and an ordinary one.
+    @Test(arguments: ["TRACE", "QUERY", "PUT"])
+    func anyUndeclaredMethodIs405ProblemWithAllow(method: String) async throws {
+        let method = try #require(HTTPRequest.Method(method))
+        try await KitTestApp.withApp(testing: .live) { client in
+            try await client.execute(uri: "/v1/kit/widgets/count", method: method) { response in
+                #expect(response.status == .methodNotAllowed)
+                #expect(response.headers[.allow] == "GET, HEAD")
+                #expect(response.headers[.contentType] == "application/problem+json")
+                let problem = try #require(response.problem)
+                #expect(problem.type == .methodNotAllowed)
+                #expect(problem.detail == "\(method.rawValue) is not allowed here; use GET, HEAD.")
+                #expect(problem.instance == "/v1/kit/widgets/count")
+                #expect(problem.requestId == response.headers[.requestID])
+            }
+        }
+    }
+
     @Test func headIsAnsweredWhereverGetIs() async throws {
         try await KitTestApp.withApp { client in
             try await client.execute(uri: "/health/live", method: .head) { response in
