@@ -131,7 +131,8 @@ public final class RouteTable: Sendable {
         return methods.sorted { $0.rawValue < $1.rawValue }
     }
 
-    static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {
+    /// Whether a route's pattern (parameters as `:name` or `{name}`, `*`, a trailing `**`) matches a path.
+    public static func matches(_ pattern: [Substring], _ path: [Substring]) -> Bool {
         for (index, element) in pattern.enumerated() {
             if element == "**" { return true }
             guard index < path.count else { return false }
