@@ -196,6 +196,24 @@ import Testing
         let many = Dictionary(uniqueKeysWithValues: (0..<33).map { ("k\($0)", String?.some("v")) })
         #expect((try? Preferences.merge(many, into: [:]).get()) == nil)
     }
+
+    /// A default category belongs to one experience: moving to another clears it unless the move sets a new one.
+    @Test func aNewExperienceClearsTheDefaultCategoryUnlessItSetsOne() throws {
+        let stored = ["defaultCategory": "music", "theme": "dark"]
+        func apply(_ patch: [String: String?]?, to new: ExperienceID?) throws -> [String: String] {
+            guard let patch = Preferences.patch(patch, movingFrom: .ticketmaster, to: new) else { return stored }
+            return try Preferences.merge(patch, into: stored).get()
+        }
+        #expect(try apply(nil, to: .bestsellers) == ["theme": "dark"])
+        #expect(try apply(["theme": "light"], to: .bestsellers) == ["theme": "light"])
+        #expect(try apply(["defaultCategory": "hardcover-fiction"], to: .bestsellers)
+                == ["defaultCategory": "hardcover-fiction", "theme": "dark"])
+        #expect(try apply(["defaultCategory": String?.none], to: .bestsellers) == ["theme": "dark"])
+        // Staying, or not moving at all, keeps it.
+        #expect(try apply(nil, to: .ticketmaster) == stored)
+        #expect(try apply(nil, to: nil) == stored)
+        #expect(try apply(["theme": "light"], to: nil) == ["defaultCategory": "music", "theme": "light"])
+    }
 }
 
 @Suite struct RefreshTokenTests {

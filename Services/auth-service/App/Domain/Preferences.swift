@@ -6,6 +6,21 @@ import Foundation
 enum Preferences {
     static let maximumCount = 32
     static let maximumValueLength = 256
+    /// The preference that names one of the experience's categories (the list the app opens on), checked against the
+    /// catalog's categories.
+    static let defaultCategoryKey = "defaultCategory"
+
+    /// The patch to apply when a request moves an account from experience `current` to `new` (nil: it keeps it). A
+    /// default category names a category of one experience (a Ticketmaster segment is no NYT list), so a move clears
+    /// it, unless the same request sets one (which is then checked against the new experience).
+    static func patch(_ patch: [String: String?]?, movingFrom current: ExperienceID, to new: ExperienceID?)
+        -> [String: String?]?
+    {
+        guard let new, new != current, patch?[defaultCategoryKey] == nil else { return patch }
+        var cleared = patch ?? [:]
+        cleared[defaultCategoryKey] = .some(nil)
+        return cleared
+    }
 
     /// `stored` with `patch` merged in (RFC 7396: a nil value removes the key), or the field errors that refuse it.
     static func merge(_ patch: [String: String?], into stored: [String: String]) -> Result<[String: String], Problems> {

@@ -4,15 +4,12 @@ import Logging
 import Postgres
 import ServiceKit
 
-/// `PATCH /v1/auth/me`: a new experience and/or preferences, merged into the stored ones (a null removes a key).
+/// `PATCH /v1/auth/me`: a new experience and/or preferences, merged into the stored ones (a null removes a key). A new
+/// experience clears the default category, unless the request sets one for it (``Preferences/patch(_:movingFrom:to:)``).
 struct UpdateProfile: Sendable {
     let signedInAccount: SignedInAccount
     let categories: CatalogCategories
     let pool: DatabasePool
-
-    /// The preference that names one of the experience's categories (the list the app opens on), checked against the
-    /// catalog's categories.
-    static let defaultCategoryKey = "defaultCategory"
 
     /// What the catalog is asked with: the caller's token and request id.
     struct CatalogCall: Sendable {
@@ -23,14 +20,14 @@ struct UpdateProfile: Sendable {
 
     func callAsFunction(_ user: AuthenticatedUser, experience: ExperienceID?, preferences patch: [String: String?]?,
                         call: CatalogCall) async throws -> Account {
-        if let category = patch?[Self.defaultCategoryKey] ?? nil {
+        if let category = patch?[Preferences.defaultCategoryKey] ?? nil {
             try await checkCategory(category, experience: experience, user: user, call: call)
         }
         let userID = user.userID
         let updated = try await pool.withTransaction { connection -> Account? in
             guard let current = try await AccountStore.find(id: userID, forUpdate: true, on: connection) else { return nil }
             var preferences: [String: String]?
-            if let patch {
+            if let patch = Preferences.patch(patch, movingFrom: current.experience, to: experience) {
                 switch Preferences.merge(patch, into: current.preferences) {
                 case .success(let merged): preferences = merged
                 case .failure(let problems): throw ServiceProblem.validation(problems.errors)
@@ -47,7 +44,7 @@ struct UpdateProfile: Sendable {
     /// the current one), as the catalog lists them now.
     private func checkCategory(_ category: String, experience: ExperienceID?, user: AuthenticatedUser,
                                call: CatalogCall) async throws {
-        let field = "preferences.\(Self.defaultCategoryKey)"
+        let field = "preferences.\(Preferences.defaultCategoryKey)"
         let target: ExperienceID
         if let experience { target = experience } else { target = try await signedInAccount(user).experience }
         guard let known = try await categories.contains(category, in: target, bearer: call.bearer,

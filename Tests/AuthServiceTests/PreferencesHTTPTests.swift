@@ -1,0 +1,78 @@
+@testable import AuthService
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import TestSupport
+import Testing
+
+/// `PATCH /v1/auth/me` and the default category, against a stand-in catalog over real HTTP that lists each
+/// experience's categories as catalog-proxy does (the events' segments, the NYT's lists; none for the museum).
+@Suite struct PreferencesHTTPTests {
+    static let categories: [String: [String]] = [
+        "ticketmaster": ["music", "sports"], "bestsellers": ["hardcover-fiction", "young-adult"],
+    ]
+
+    static func withCatalogPeer(_ test: @escaping @Sendable (AuthClient) async throws -> Void) async throws {
+        let router = Router()
+        router.get("/v1/catalog/:experience/categories") { _, context -> Response in
+            let experience = context.parameters.get("experience") ?? ""
+            guard let ids = categories[experience] else { return Response(status: .notFound) }
+            let list = CategoryList(categories: ids.map { CatalogCategory(id: $0, name: $0, updated: nil) })
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: .init(byteBuffer: .init(bytes: try JSONEncoder().encode(list))))
+        }
+        try await Application(router: router).test(.live) { catalog in
+            try await AuthTestApp.withApp(environment: ["CATALOG_URL": "http://127.0.0.1:\(catalog.port!)"]) { api, _ in
+                try await test(api)
+            }
+        }
+    }
+
+    static func preferences(_ response: TestResponse) throws -> [String: String] {
+        try response.decode(UserProfile.self).preferences
+    }
+
+    @Test func theDefaultCategoryFollowsTheExperience() async throws {
+        try await Self.withCatalogPeer { api in
+            let token = try await api.signUp(experience: "ticketmaster").accessToken
+            var response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                preferences: ["defaultCategory": "music", "theme": "dark"]))
+            #expect(try Self.preferences(response) == ["defaultCategory": "music", "theme": "dark"])
+
+            // Another experience's category is refused, with or without the move.
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: ProfileUpdate(preferences: ["defaultCategory": "hardcover-fiction"]))
+            #expect(response.status == .badRequest)
+            #expect(response.problem?.errors?.first?.field == "preferences.defaultCategory")
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                experience: "bestsellers", preferences: ["defaultCategory": "sports"]))
+            #expect(response.status == .badRequest)
+            var me = try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self)
+            #expect(me.experience == .ticketmaster)  // nothing of a refused request was saved
+            #expect(me.preferences["defaultCategory"] == "music")
+
+            // Moving without naming one clears the old experience's category and keeps the rest.
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: ProfileUpdate(experience: "bestsellers"))
+            #expect(response.status == .ok)
+            #expect(try Self.preferences(response) == ["theme": "dark"])
+
+            // Moving with one checks it against the new experience, and keeps it.
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                experience: "ticketmaster", preferences: ["defaultCategory": "sports"]))
+            #expect(try Self.preferences(response) == ["defaultCategory": "sports", "theme": "dark"])
+            // Naming the experience the account already has is no move.
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: ProfileUpdate(experience: "ticketmaster"))
+            #expect(try Self.preferences(response)["defaultCategory"] == "sports")
+
+            // An experience without categories takes none.
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                experience: "rijksmuseum", preferences: ["defaultCategory": "paintings"]))
+            #expect(response.status == .badRequest)
+            me = try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self)
+            #expect(me.preferences["defaultCategory"] == "sports")
+        }
+    }
+}
