@@ -300,7 +300,7 @@ final class CallCounter: Sendable {
         settings.keyParameter = "apikey"
         let client = UpstreamClient(name: .ticketmaster, settings: settings,
                                     gate: UpstreamGate(upstream: "t", settings: settings, ledger: unused),
-                                    httpClient: .shared)
+                                    callLedger: RollingCallLedger(pool: unused.pool), httpClient: .shared)
         let search = TicketmasterSource().search(SearchQuery(text: "a&b=c/../@evil.com#x", sort: .relevance), at: PageCursor(pageSize: 5))
         guard case .fetch(let requests, _) = search, let request = requests.first else {
             Issue.record("a search fetches first")

@@ -39,14 +39,17 @@ struct CatalogHarness: Sendable {
     static let cardsFiles = [Fixtures.root.appending(path: "flashcards/bcecilio-cards-live.json")]
     /// In `environment`'s values, stands for the replay server's base URL.
     static let replayURL = "{replay}"
+    /// In `environment`'s values, stands for the replay server's port.
+    static let replayPort = "{replay-port}"
 
     /// A catalog on a throwaway database whose upstreams are the replay server; with `loadDatasets`, the recorded
     /// phones and cards are loaded first, as `scripts/stack up` loads them.
     static func withCatalog(
         environment: [String: String] = [:], secondReplica: Bool = false, loadDatasets: Bool = false,
+        museumDataHost: String? = nil, userShares: Bool = false,
         _ test: @escaping @Sendable (CatalogHarness) async throws -> Void
     ) async throws {
-        let replay = try ReplayUpstream(fixtures: Fixtures.root)
+        let replay = try ReplayUpstream(fixtures: Fixtures.root, museumDataHost: museumDataHost)
         let peers = Router()
         replay.addRoutes(to: peers)
         authority.addRoutes(to: peers)
@@ -59,7 +62,12 @@ struct CatalogHarness: Sendable {
                     "GOOGLE_BOOKS_URL": base, "FLASHCARDS_URL": base,
                     "TICKETMASTER_API_KEY": "test-ticketmaster-key",
                     "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "10000",
-                ].merging(environment.mapValues { $0.replacingOccurrences(of: replayURL, with: base) }) { $1 })
+                ]
+                // Most suites drive one user hard; those about users' shares keep the service's default.
+                .merging(userShares ? [:] : ["CATALOG_USER_UPSTREAM_SHARE_PERCENT": "100"]) { $1 }.merging(environment.mapValues {
+                    $0.replacingOccurrences(of: replayURL, with: base)
+                        .replacingOccurrences(of: replayPort, with: "\(peerClient.port!)")
+                }) { $1 })
                 if loadDatasets {
                     _ = try await loadDataset("mobiles", files: mobilesFiles, reader: reader)
                     _ = try await loadDataset("flashcards", files: cardsFiles, reader: reader)

@@ -77,6 +77,7 @@ struct FavoritesHarness: Sendable {
                     "RIJKSMUSEUM_RECORDS_URL": peer + "/id", "NYT_BOOKS_URL": peer, "NYT_BOOKS_API_KEY": "k",
                     "GOOGLE_BOOKS_URL": peer, "FLASHCARDS_URL": peer,
                     "TICKETMASTER_API_KEY": "k", "CATALOG_USER_RATE_PER_SECOND": "1000",
+                    "CATALOG_USER_UPSTREAM_SHARE_PERCENT": "100",
                 ])
                 // The phones are the loaded dataset, as the stack loads it.
                 _ = try await CatalogProxy.loadDataset("mobiles", files: [

@@ -13,9 +13,12 @@ import NIOCore
 /// Upstream paths:
 /// - `GET /discovery/v2/events[.json]`, `GET /discovery/v2/events/:id[.json]`: Ticketmaster, `apikey` required.
 /// - `GET /search/collection` (real base `https://data.rijksmuseum.nl`): the museum's search, no key.
-/// - `GET /id/:number` (real base `https://id.rijksmuseum.nl`, path `/<n>`): one Linked Art record, no key, and only
-///   for an `Accept` naming `application/ld+json`; like the real service, any other request is sent (303) to the
-///   website, here `/__replay/redirected`, so a client that forgets the header fails visibly and shows in the log.
+/// - `GET /:number` (real base `https://data.rijksmuseum.nl`): one Linked Art record, no key, JSON-LD whatever the
+///   `Accept`, as the museum's metadata host serves it.
+/// - `GET /id/:number` (real base `https://id.rijksmuseum.nl`, path `/<n>`): the museum's resolver. A request for
+///   JSON-LD is sent on (303 See Other) to the record on the data host, `http://<data host>/<n>`: the host the replay
+///   was built with (`museumDataHost`), else the request's own, on the request's port. Any other request is sent (303)
+///   to the website, here `/__replay/redirected`, so a client that forgets the header fails visibly in the log.
 /// - `GET /svc/books/v3/lists/names.json`, `GET /svc/books/v3/lists/current/<list>.json`,
 ///   `GET /svc/books/v3/lists.json?list=<list>` (real base `https://api.nytimes.com`): NYT Books, `api-key` required;
 ///   lists other than hardcover fiction are synthesized from the recorded books (``NYTBooksFixtures``).
@@ -78,11 +81,15 @@ public final class ReplayUpstream: Sendable {
     }
 
     let fixtures: FixtureCatalog
+    /// The host the resolver sends record ids to (as `data.rijksmuseum.nl` is to `id.rijksmuseum.nl`); nil: the host
+    /// the request was sent to.
+    let museumDataHost: String?
     private let faults = Locked<[Fault]>([])
     private let requests = Locked<[LoggedRequest]>([])
 
-    public init(fixtures root: URL) throws {
+    public init(fixtures root: URL, museumDataHost: String? = nil) throws {
         fixtures = try FixtureCatalog(root: root)
+        self.museumDataHost = museumDataHost
     }
 
     public var requestLog: [LoggedRequest] { requests.withLock { $0 } }
@@ -129,9 +136,14 @@ public final class ReplayUpstream: Sendable {
         }
         router.get("/id/:number") { request, context in
             let number = context.parameters.get("number") ?? ""
-            return try await self.serve(request, linkedData: true) { _ in
-                try self.fixtures.rijksmuseum.record(number: number)
+            return try await self.resolve(request, number: number)
+        }
+        router.get("/:number") { request, context in
+            let number = context.parameters.get("number") ?? ""
+            guard !number.isEmpty, number.allSatisfy(\.isASCII), number.allSatisfy(\.isNumber) else {
+                return Self.response(404, Data(#"{"error":"not found"}"#.utf8))
             }
+            return try await self.serve(request) { _ in try self.fixtures.rijksmuseum.record(number: number) }
         }
         addBookAndPhoneRoutes(to: router)
     }
@@ -170,10 +182,26 @@ public final class ReplayUpstream: Sendable {
         }
     }
 
+    /// The museum's resolver: logs the request, applies a fault if one matches, then sends a request for JSON-LD to
+    /// record `number` on the data host (on the port it was asked on), any other to the website.
+    private func resolve(_ request: Request, number: String) async throws -> Response {
+        log(request, query: [:], key: nil)
+        if let faulty = try await Self.apply(takeFault(for: request.uri.path)) { return faulty }
+        guard Self.acceptsLinkedData(request) else { return Self.redirect(to: "website") }
+        let authority = request.head.authority ?? "127.0.0.1"
+        var location = "http://\(authority)/\(number)"
+        if let museumDataHost {
+            let port = authority.split(separator: ":").last.flatMap { Int($0) }
+            location = "http://\(museumDataHost)\(port.map { ":\($0)" } ?? "")/\(number)"
+        }
+        var response = Self.response(303, Data())
+        response.headers[.location] = location
+        return response
+    }
+
     /// Logs the request, applies a fault if one matches, checks the key (for an upstream that has one, named `key`,
-    /// unless `keyRequired` is false: redacted in the log but not demanded) and, for a JSON-LD-only upstream
-    /// (`linkedData`), the `Accept` header, then answers with `answer`.
-    private func serve(_ request: Request, key: String? = nil, keyRequired: Bool = true, linkedData: Bool = false,
+    /// unless `keyRequired` is false: redacted in the log but not demanded), then answers with `answer`.
+    private func serve(_ request: Request, key: String? = nil, keyRequired: Bool = true,
                        answer: ([String: String]) throws -> (Int, Data)) async throws -> Response
     {
         var query: [String: String] = [:]
@@ -185,14 +213,13 @@ public final class ReplayUpstream: Sendable {
         if let key, keyRequired, query[key]?.isEmpty ?? true {
             return Self.response(401, Data(#"{"fault":{"faultstring":"Invalid ApiKey","detail":{"errorcode":"oauth.v2.InvalidApiKey"}}}"#.utf8))
         }
-        if linkedData, !Self.acceptsLinkedData(request) { return Self.redirect(to: "website") }
         let (status, body) = try answer(query)
         switch fault?.body {
         case .truncated: return Self.truncated(status, body)
         case .trickle: return Self.trickled(status, body)
         case .malformed, .html, .none:
-            let contentType = linkedData && status == 200 ? Self.linkedDataType : Self.jsonType
-            return Self.response(status, body, contentType: contentType)
+            let isRecord = request.uri.path.dropFirst().allSatisfy(\.isNumber) && status == 200
+            return Self.response(status, body, contentType: isRecord ? Self.linkedDataType : Self.jsonType)
         }
     }
 

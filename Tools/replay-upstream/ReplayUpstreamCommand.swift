@@ -4,7 +4,7 @@ import Hummingbird
 import ReplayUpstream
 
 /// Serves the recorded upstream responses on one port, for the keyless local stack: Ticketmaster's Discovery API, the
-/// Rijksmuseum's search service (`/search/collection`) and Linked Art records (`/id/<n>`), NYT Books
+/// Rijksmuseum's search service (`/search/collection`), Linked Art records (`/<n>`) and resolver (`/id/<n>`), NYT Books
 /// (`/svc/books/v3/…`), Google Books (`/books/v1/volumes`), the SCB mobile phone API (`/api/mobiles/…`) and the flash
 /// cards mock API (`/api/v2/cards`).
 @main
@@ -21,11 +21,13 @@ struct ReplayUpstreamCommand: AsyncParsableCommand {
     @Option(help: "Address to bind.") var host = "127.0.0.1"
     @Option(help: "Port to listen on.") var port = 8090
     @Option(help: "The fixtures directory.") var fixtures = "../shared/fixtures"
+    @Option(help: "The host the museum's resolver (/id/<n>) redirects to, as id.rijksmuseum.nl does to data.rijksmuseum.nl (default: the host asked).")
+    var museumDataHost: String?
     @Option(help: "Also serve this file's bytes as JSON at GET /__replay/static: a bare Hummingbird route, the peer of bench/catalog.sh.")
     var staticBody: String?
 
     func run() async throws {
-        let replay = try ReplayUpstream(fixtures: URL(filePath: fixtures))
+        let replay = try ReplayUpstream(fixtures: URL(filePath: fixtures), museumDataHost: museumDataHost)
         let router = Router()
         replay.addRoutes(to: router)
         router.get("/health") { _, _ in "ok" }

@@ -8,7 +8,8 @@ import ServiceKit
 /// - `TICKETMASTER_URL` (default `https://app.ticketmaster.com`), `TICKETMASTER_API_KEY` (secret),
 ///   `TICKETMASTER_RATE_PER_SECOND` (default 5), `TICKETMASTER_DAILY_QUOTA` (default 5000)
 /// - `RIJKSMUSEUM_SEARCH_URL` (default `https://data.rijksmuseum.nl`), `RIJKSMUSEUM_RECORDS_URL` (default
-///   `https://id.rijksmuseum.nl`), `RIJKSMUSEUM_RATE_PER_SECOND` (default 20, per host; no key)
+///   `https://data.rijksmuseum.nl`: the metadata host, asked directly; the resolver `https://id.rijksmuseum.nl` works
+///   too, its redirects followed between the two), `RIJKSMUSEUM_RATE_PER_SECOND` (default 20, per host; no key)
 /// - `UPSTREAM_TIMEOUT_MS` (default 3000), `UPSTREAM_ATTEMPTS` (default 2), `UPSTREAM_BREAKER_COOLDOWN_SECONDS`
 ///   (default 30)
 /// - `CATALOG_CACHE_MB` (default 64), `CATALOG_SEARCH_TTL_SECONDS` (default 60), `CATALOG_DETAIL_TTL_SECONDS`
@@ -20,7 +21,8 @@ import ServiceKit
 ///   `GOOGLE_BOOKS_DAILY_QUOTA` (default 1000), `GOOGLE_BOOKS_RATE_PER_SECOND` (default 5)
 /// - `MOBILES_URL` (no default: the loaded copy only), `FLASHCARDS_URL` (default the public mock API),
 ///   `CATALOG_DATASET_REFRESH_SECONDS` (default 3600)
-/// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_MISSES_PER_MINUTE` (default 30)
+/// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_UPSTREAM_SHARE_PERCENT` (default 20: what
+///   one user may spend of each upstream budget, in each of its windows; see ``UserShare``)
 struct CatalogConfiguration: Sendable {
     /// Per upstream.
     var upstreams: [UpstreamName: UpstreamSettings]
@@ -31,7 +33,6 @@ struct CatalogConfiguration: Sendable {
     var recordTTL: TimeInterval
     var pageDeadline: Duration
     var userRate: Double
-    var userMissesPerMinute: Double
     var datasetRefresh: TimeInterval
 
     init(reader: ConfigReader) throws {
@@ -39,8 +40,10 @@ struct CatalogConfiguration: Sendable {
         let timeout = Duration.milliseconds(settings.int("upstream.timeoutMs", default: 3000, in: 100...60_000))
         let attempts = settings.int("upstream.attempts", default: 2, in: 1...5)
         let breakerCooldown = TimeInterval(settings.int("upstream.breakerCooldownSeconds", default: 30, in: 1...3600))
+        let userShare = Double(settings.int("catalog.userUpstreamSharePercent", default: 20, in: 1...100)) / 100
         func upstream(url: String, default defaultURL: String, key: (setting: String, parameter: String)?, rate: Double,
-                      burst: Double, quota: Int?, queueWait: TimeInterval, perMinute: Int? = nil) -> UpstreamSettings {
+                      burst: Double, quota: Int?, queueWait: TimeInterval, rolling: [RollingLimit] = [],
+                      sharedPerUser: Bool = true) -> UpstreamSettings {
             var upstream = UpstreamSettings(
                 baseURL: settings.baseURL(url, default: defaultURL),
                 apiKey: key.flatMap { settings.optionalString($0.setting, isSecret: true) },
@@ -48,31 +51,47 @@ struct CatalogConfiguration: Sendable {
                 requestsPerSecond: rate, burst: burst, dailyQuota: quota, attemptTimeout: timeout, attempts: attempts,
                 breakerThreshold: 5, breakerCooldown: breakerCooldown, maximumBodyBytes: 4 << 20, queueWait: queueWait
             )
-            upstream.callsPerMinute = perMinute
+            upstream.rollingLimits = rolling
+            if sharedPerUser {
+                upstream.userShare = UserShare(fraction: userShare, rate: rate, burst: burst, rollingLimits: rolling,
+                                               dailyQuota: quota)
+            }
             return upstream
         }
         let ticketmasterRate = Double(settings.int("ticketmaster.ratePerSecond", default: 5, in: 1...1000))
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
         // A cold page of artworks is a burst of record GETs: a bucket of three seconds' worth, and calls wait a
-        // little for it rather than leave items out.
+        // little for it rather than leave items out. The museum publishes no limit (this one is ours, to be polite)
+        // and one user's page needs the whole burst, so it is not shared out per user: another user's calls wait
+        // for tokens rather than fail, and each user's requests are bounded by CATALOG_USER_RATE_PER_SECOND.
         let rijksmuseumRate = Double(settings.int("rijksmuseum.ratePerSecond", default: 20, in: 1...1000))
+        var rijksmuseumSearch = upstream(
+            url: "rijksmuseum.searchUrl", default: "https://data.rijksmuseum.nl", key: nil,
+            rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
+        var rijksmuseumRecords = upstream(
+            url: "rijksmuseum.recordsUrl", default: "https://data.rijksmuseum.nl", key: nil,
+            rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
+        // The museum's resolver answers a record id with 303 to its metadata on the data host: between the museum's
+        // two hosts, and only there, redirects are followed.
+        let museumHosts = UpstreamRedirect(allowing: [rijksmuseumSearch.baseURL, rijksmuseumRecords.baseURL,
+                                                      "https://id.rijksmuseum.nl", "https://data.rijksmuseum.nl"])
+        rijksmuseumSearch.redirect = museumHosts
+        rijksmuseumRecords.redirect = museumHosts
+        let nytDailyQuota = settings.int("nytBooks.dailyQuota", default: 500, in: 1...1_000_000)
+        let nytPerMinute = settings.int("nytBooks.callsPerMinute", default: 5, in: 1...10_000)
         upstreams = [
             .ticketmaster: upstream(
                 url: "ticketmaster.url", default: "https://app.ticketmaster.com",
                 key: ("ticketmaster.apiKey", "apikey"), rate: ticketmasterRate, burst: ticketmasterRate,
                 quota: ticketmasterQuota, queueWait: 0),
-            .rijksmuseumSearch: upstream(
-                url: "rijksmuseum.searchUrl", default: "https://data.rijksmuseum.nl", key: nil,
-                rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2),
-            .rijksmuseumRecords: upstream(
-                url: "rijksmuseum.recordsUrl", default: "https://id.rijksmuseum.nl", key: nil,
-                rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2),
-            // 5 calls a minute and 500 a day (the NYT's own limits), counted for every replica in PostgreSQL; lists
-            // are kept for hours, so only new lists cost calls.
+            .rijksmuseumSearch: rijksmuseumSearch,
+            .rijksmuseumRecords: rijksmuseumRecords,
+            // 5 calls in any 60 seconds and 500 in any day (the NYT's own limits), counted for every replica in
+            // PostgreSQL; lists are kept for hours, so only new lists cost calls.
             .nytBooks: upstream(
                 url: "nytBooks.url", default: "https://api.nytimes.com", key: ("nytBooks.apiKey", "api-key"),
-                rate: 1, burst: 5, quota: settings.int("nytBooks.dailyQuota", default: 500, in: 1...1_000_000),
-                queueWait: 0, perMinute: settings.int("nytBooks.callsPerMinute", default: 5, in: 1...10_000)),
+                rate: 1, burst: 5, quota: nil, queueWait: 0,
+                rolling: [RollingLimit(calls: nytPerMinute, window: 60), RollingLimit(calls: nytDailyQuota, window: 86_400)]),
             .googleBooks: upstream(
                 url: "googleBooks.url", default: "https://www.googleapis.com", key: ("googleBooks.apiKey", "key"),
                 rate: Double(settings.int("googleBooks.ratePerSecond", default: 5, in: 1...1000)), burst: 5,
@@ -98,7 +117,6 @@ struct CatalogConfiguration: Sendable {
         recordTTL = TimeInterval(settings.int("catalog.recordTtlSeconds", default: 7 * 86_400, in: 60...(90 * 86_400)))
         pageDeadline = .milliseconds(settings.int("catalog.pageDeadlineMs", default: 4000, in: 100...60_000))
         userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
-        userMissesPerMinute = Double(settings.int("catalog.userMissesPerMinute", default: 30, in: 1...1_000_000))
         datasetRefresh = TimeInterval(settings.int("catalog.datasetRefreshSeconds", default: 3600, in: 60...(30 * 86_400)))
         try settings.validate()
     }

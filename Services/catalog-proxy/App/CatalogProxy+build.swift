@@ -26,10 +26,10 @@ public func buildApplication(
         guard let authentication = dependencies.authentication else { return }
         let pool = dependencies.pool
         var clients: [UpstreamName: UpstreamClient] = [:]
+        let callLedger = RollingCallLedger(pool: pool)
         for (name, settings) in catalogConfiguration.upstreams {
             let gate = UpstreamGate(upstream: name.rawValue, settings: settings, ledger: DailyQuotaLedger(pool: pool))
-            clients[name] = UpstreamClient(name: name, settings: settings, gate: gate,
-                                           minuteLedger: MinuteQuotaLedger(pool: pool),
+            clients[name] = UpstreamClient(name: name, settings: settings, gate: gate, callLedger: callLedger,
                                            httpClient: dependencies.httpClient)
         }
         let claims = FetchClaims(pool: pool)
@@ -55,10 +55,7 @@ public func buildApplication(
             cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
                                  absentFor: catalogConfiguration.notFoundTTL),
             seen: SeenItems(pool: pool, window: staleIfError),
-            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy,
-            misses: UserRateLimiter(
-                rate: catalogConfiguration.userMissesPerMinute / 60, burst: catalogConfiguration.userMissesPerMinute,
-                refusal: "You asked for too many items the catalog had to fetch; slow down.")
+            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
         )
         let routes = router.group("v1/catalog").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)

@@ -15,8 +15,10 @@ user_env_has() {
 replay_env() {
     local replay="http://127.0.0.1:$REPLAY_PORT"
     user_env_has TICKETMASTER_API_KEY || printf '%s\n' "TICKETMASTER_URL=$replay" "TICKETMASTER_API_KEY=replay"
+    # Records through the replay's imitation of the museum's resolver, on another host name than the data it sends
+    # them to, as id.rijksmuseum.nl sends them to data.rijksmuseum.nl: the stack goes through the live redirect.
     user_env_has RIJKSMUSEUM_SEARCH_URL \
-        || printf '%s\n' "RIJKSMUSEUM_SEARCH_URL=$replay" "RIJKSMUSEUM_RECORDS_URL=$replay/id"
+        || printf '%s\n' "RIJKSMUSEUM_SEARCH_URL=$replay" "RIJKSMUSEUM_RECORDS_URL=http://localhost:$REPLAY_PORT/id"
     user_env_has NYT_BOOKS_API_KEY || printf '%s\n' "NYT_BOOKS_URL=$replay" "NYT_BOOKS_API_KEY=replay"
     user_env_has GOOGLE_BOOKS_URL || user_env_has GOOGLE_BOOKS_API_KEY || printf '%s\n' "GOOGLE_BOOKS_URL=$replay"
     user_env_has FLASHCARDS_URL || printf '%s\n' "FLASHCARDS_URL=$replay"
@@ -50,7 +52,8 @@ start_replay() {
     fi
     [[ -d "$FIXTURES_DIR" ]] || die "no fixtures at $FIXTURES_DIR (needed without API keys; set STACK_FIXTURES_DIR)"
     port_in_use "$REPLAY_PORT" && die "port $REPLAY_PORT (replay-upstream) is taken; set STACK_REPLAY_PORT"
-    (cd "$ROOT" && exec setsid nohup "$BIN_DIR/replay-upstream" --port "$REPLAY_PORT" --fixtures "$FIXTURES_DIR") \
+    (cd "$ROOT" && exec setsid nohup "$BIN_DIR/replay-upstream" --port "$REPLAY_PORT" --fixtures "$FIXTURES_DIR" \
+        --museum-data-host 127.0.0.1) \
         >>"$log" 2>&1 </dev/null 9>&- &
     pid=$!
     echo "$pid" >"$pidfile"

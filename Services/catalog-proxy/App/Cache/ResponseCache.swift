@@ -83,11 +83,10 @@ actor ResponseCache {
 
     /// The cached value for `key`, or the result of `load` (run once for all concurrent callers of the same key).
     /// An error for which `isDefinitive` is true (the item does not exist) drops the cached copy instead of falling
-    /// back to it, and is the answer for `key` for ``absentFor``. `admit` runs before a request starts a load (not
-    /// when it joins one in flight, nor for a background revalidation): it throws to refuse the caller a miss.
+    /// back to it, and is the answer for `key` for ``absentFor``.
     func value(
         for key: String, policy: CachePolicy, isDefinitive: @Sendable (any Error) -> Bool = { _ in false },
-        admit: () throws -> Void = {}, load: @escaping @Sendable () async throws -> CachedBody
+        load: @escaping @Sendable () async throws -> CachedBody
     ) async throws -> Lookup {
         let now = now()
         if let known = absent[key] {
@@ -106,13 +105,7 @@ actor ResponseCache {
                 return lookup(entry, .revalidating, now: now)
             }
         }
-        let task: Task<CachedBody, any Error>
-        if let running = inFlight[key] {
-            task = running
-        } else {
-            try admit()
-            task = start(key, policy: policy, load: load)
-        }
+        let task = inFlight[key] ?? start(key, policy: policy, load: load)
         do {
             let value = try await task.value
             return lookup(Entry(value: value, storedAt: now, policy: policy), .miss, now: now)

@@ -77,3 +77,49 @@ struct CircuitBreaker: Sendable, Equatable {
         }
     }
 }
+
+/// At most `calls` calls in any span of `window` seconds: a sliding window, as an upstream that says "5 calls a
+/// minute" counts them, so a burst across a minute boundary cannot send twice the rate.
+struct RollingLimit: Sendable, Equatable {
+    let calls: Int
+    let window: TimeInterval
+
+    /// How long from `now` until one more call fits every limit, given the times of the calls already made (any
+    /// order); nil when it fits now. A call made exactly `window` ago no longer counts. Times are compared in whole
+    /// microseconds, the precision PostgreSQL keeps them in.
+    static func wait(for limits: [RollingLimit], after calls: [Date], now: Date) -> TimeInterval? {
+        func micros(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) }
+        let nowMicros = micros(now)
+        let sorted = calls.map(micros).sorted()
+        var longest: Int64 = 0
+        for limit in limits {
+            let windowMicros = Int64((limit.window * 1_000_000).rounded())
+            let recent = sorted.filter { $0 > nowMicros - windowMicros }
+            guard recent.count >= limit.calls else { continue }
+            // The call that has to leave the window before one more fits.
+            let leaving = recent[recent.count - max(limit.calls, 1)]
+            longest = max(longest, leaving + windowMicros - nowMicros)
+        }
+        return longest > 0 ? TimeInterval(longest) / 1_000_000 : nil
+    }
+}
+
+/// What one user may spend of an upstream's shared budgets: `fraction` of each of its windows (never less than one
+/// call), so that a user asking for ids nobody has seen is refused long before the upstream's budget is spent for
+/// everyone. The per-second share is each replica's, as the shared per-second bucket is; the longer windows are
+/// counted for all replicas together.
+struct UserShare: Sendable, Equatable {
+    let rate: Double
+    let burst: Double
+    let rollingLimits: [RollingLimit]
+
+    /// `dailyQuota` is the upstream's calendar-day quota; `rollingLimits` its sliding windows.
+    init(fraction: Double, rate: Double, burst: Double, rollingLimits: [RollingLimit], dailyQuota: Int?) {
+        func share(_ calls: Int) -> Int { max(1, Int((Double(calls) * fraction).rounded(.down))) }
+        self.rate = rate * fraction
+        self.burst = Double(share(Int(burst)))
+        var limits = rollingLimits.map { RollingLimit(calls: share($0.calls), window: $0.window) }
+        if let dailyQuota { limits.append(RollingLimit(calls: share(dailyQuota), window: 86_400)) }
+        self.rollingLimits = limits
+    }
+}

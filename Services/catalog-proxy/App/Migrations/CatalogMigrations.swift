@@ -85,5 +85,16 @@ enum CatalogMigrations {
                 PRIMARY KEY (upstream, minute)
             );
             """),
+        Migration(5, "rolling_call_windows", sql: """
+            -- Calls counted over sliding windows by every replica together (see RollingCallLedger): an upstream's own
+            -- windows, keyed by its name, and each user's share of an upstream's budgets, keyed by name and user.
+            -- Rows older than the longest window (a day) are pruned now and then.
+            CREATE TABLE upstream_calls (
+                key       text NOT NULL,
+                called_at timestamptz NOT NULL
+            );
+            CREATE INDEX upstream_calls_key_time ON upstream_calls (key, called_at);
+            DROP TABLE upstream_quota_minutes;
+            """),
     ]
 }

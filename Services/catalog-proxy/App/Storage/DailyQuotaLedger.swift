@@ -34,37 +34,3 @@ struct DailyQuotaLedger: Sendable {
     /// to unspent blocks.
     static func blockSize(forQuota quota: Int) -> Int { max(1, quota / 500) }
 }
-
-/// An upstream's per-minute budget (the NYT's 5 calls a minute), counted in PostgreSQL for every replica together,
-/// one statement per call: a burst of users on several replicas never sends more than the budget in a minute, and
-/// the calls past it are refused with the seconds left in the minute (a 503 with `Retry-After`, not the upstream's
-/// 429).
-struct MinuteQuotaLedger: Sendable {
-    let pool: DatabasePool
-    private let prune = PruneSchedule()
-
-    init(pool: DatabasePool) {
-        self.pool = pool
-    }
-
-    func reserve(upstream: String, perMinute: Int) async throws(UpstreamFailure) {
-        let reserved: Bool
-        do {
-            reserved = try await !pool.query("""
-                INSERT INTO upstream_quota_minutes AS q (upstream, minute, used)
-                VALUES (\(upstream), date_trunc('minute', now()), 1)
-                ON CONFLICT (upstream, minute) DO UPDATE SET used = q.used + 1 WHERE q.used < \(perMinute)
-                RETURNING used
-                """, prepare: true).rows.isEmpty
-            if prune.isDue() {
-                try await pool.query("DELETE FROM upstream_quota_minutes WHERE minute < now() - interval '1 hour'")
-            }
-        } catch {
-            throw .quotaLedgerUnavailable("\(error)")
-        }
-        guard reserved else {
-            let intoMinute = Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 60)
-            throw .rateLimited(retryAfter: max(1, 60 - intoMinute))
-        }
-    }
-}

@@ -18,8 +18,13 @@ struct UpstreamSettings: Sendable {
     var burst: Double
     /// Calls allowed per UTC day (the upstream's quota), if it has one.
     var dailyQuota: Int?
-    /// Calls allowed per minute by every replica together (``MinuteQuotaLedger``), if the upstream counts them.
-    var callsPerMinute: Int?
+    /// Sliding windows counted for every replica together (``RollingCallLedger``), for an upstream that counts calls
+    /// over any span of its window (the NYT's 5 a minute and 500 a day).
+    var rollingLimits: [RollingLimit] = []
+    /// What one user may spend of the budgets above; nil for an upstream no user's request reaches.
+    var userShare: UserShare?
+    /// The redirects followed (by default none).
+    var redirect = UpstreamRedirect(allowing: [])
     /// Bound on one attempt, connection to last byte (enforced around the whole attempt, body included).
     var attemptTimeout: Duration
     /// Attempts for one request: retries only on timeouts, connection failures and 5xx (all requests are GETs).
@@ -38,6 +43,8 @@ struct UpstreamSettings: Sendable {
 enum UpstreamFailure: Error, Equatable {
     /// Our limiter or the upstream's quota (429): retry after the given seconds.
     case rateLimited(retryAfter: TimeInterval)
+    /// The calling user has spent their share of the upstream's budget (``UserShare``): that user retries later.
+    case userShareSpent(retryAfter: TimeInterval)
     /// The breaker is open after repeated failures.
     case circuitOpen(retryAfter: TimeInterval)
     case timeout
@@ -47,18 +54,29 @@ enum UpstreamFailure: Error, Equatable {
     case malformedBody
     /// The upstream says the item does not exist.
     case notFound
-    /// The upstream refused our request (a 4xx other than 404 and 429): a bug or a revoked key, not worth a retry.
-    case rejected(Int)
+    /// The upstream refused our request (a 4xx other than 404 and 429: a bug or a revoked key), or redirected it where
+    /// we do not follow: not worth a retry. The status, and why.
+    case rejected(Int, String)
     /// The daily quota's ledger (PostgreSQL) could not be reached, so no call may go out; with the database's error.
     case quotaLedgerUnavailable(String)
 }
 
+/// The user on whose behalf upstream calls are made, set around a request's loads (``Catalog``): calls made for no
+/// user (dataset refreshes) spend no user's share. A task-local, because calls are made deep inside coalesced steps
+/// and background revalidations, which inherit it from the request that started them.
+enum UpstreamCaller {
+    @TaskLocal static var user: UUID?
+}
+
 /// The limits that shield one upstream: rate, daily quota, and the circuit breaker, shared by all requests of a
-/// process. The rate and the breaker are each replica's own (the configured rate is per replica); the daily quota is
-/// shared by all replicas through its ``DailyQuotaLedger``, from which the gate reserves calls a block at a time.
+/// process, and each user's share of the rate. The rate and the breaker are each replica's own (the configured rate
+/// is per replica); the daily quota is shared by all replicas through its ``DailyQuotaLedger``, from which the gate
+/// reserves calls a block at a time.
 final class UpstreamGate: Sendable {
     private struct State {
         var bucket: TokenBucket
+        /// Each user's share of `bucket`.
+        var userBuckets: [UUID: TokenBucket] = [:]
         var breaker: CircuitBreaker
         var day: Int
         /// Calls reserved from today's quota and not spent yet.
@@ -82,12 +100,14 @@ final class UpstreamGate: Sendable {
     /// The upstream's name in the ledger.
     let upstream: String
     let dailyQuota: Int?
+    let userShare: UserShare?
     private let ledger: DailyQuotaLedger
     private let state: Locked<State>
 
     init(upstream: String, settings: UpstreamSettings, ledger: DailyQuotaLedger, now: Date = Date()) {
         self.upstream = upstream
         dailyQuota = settings.dailyQuota
+        userShare = settings.userShare
         self.ledger = ledger
         state = Locked(State(
             bucket: TokenBucket(rate: settings.requestsPerSecond, burst: settings.burst, now: now),
@@ -96,11 +116,11 @@ final class UpstreamGate: Sendable {
         ))
     }
 
-    /// Lets one call go out at `now`, or says why not. Reserving quota is a database statement, about once every
-    /// ``DailyQuotaLedger/blockSize(forQuota:)`` calls; when the database cannot be reached no call goes out.
-    func admit(now: Date) async throws(UpstreamFailure) {
+    /// Lets one call for `user` go out at `now`, or says why not. Reserving quota is a database statement, about once
+    /// every ``DailyQuotaLedger/blockSize(forQuota:)`` calls; when the database cannot be reached no call goes out.
+    func admit(now: Date, user: UUID? = nil) async throws(UpstreamFailure) {
         while true {
-            switch state.withLock({ decide(&$0, now: now) }) {
+            switch state.withLock({ decide(&$0, now: now, user: user) }) {
             case .go:
                 return
             case .refuse(let failure):
@@ -121,7 +141,7 @@ final class UpstreamGate: Sendable {
         }
     }
 
-    private func decide(_ state: inout State, now: Date) -> Decision {
+    private func decide(_ state: inout State, now: Date, user: UUID?) -> Decision {
         if let wait = state.breaker.refusal(now: now) { return .refuse(.circuitOpen(retryAfter: wait)) }
         if let reset = state.quotaResetAt {
             if now < reset { return .refuse(.rateLimited(retryAfter: reset.timeIntervalSince(now))) }
@@ -149,7 +169,18 @@ final class UpstreamGate: Sendable {
             state.reservation = (task, day)
             return .await(task, day: day)
         }
+        // The user's share first, kept only when the shared bucket lets the call go too.
+        var userBucket: TokenBucket?
+        if let user, let share = userShare {
+            var bucket = state.userBuckets[user] ?? TokenBucket(rate: share.rate, burst: share.burst, now: now)
+            if let wait = bucket.take(now: now) { return .refuse(.userShareSpent(retryAfter: wait)) }
+            userBucket = bucket
+        }
         if let wait = state.bucket.take(now: now) { return .refuse(.rateLimited(retryAfter: wait)) }
+        if let user, let userBucket {
+            if state.userBuckets.count > 100_000 { state.userBuckets.removeAll() }  // bounded; a reset only forgives
+            state.userBuckets[user] = userBucket
+        }
         _ = state.breaker.admit(now: now)  // last: only a call that really goes out takes a half-open trial
         if dailyQuota != nil { state.reserved -= 1 }
         return .go
@@ -169,16 +200,16 @@ struct UpstreamClient: Sendable {
     let name: UpstreamName
     let settings: UpstreamSettings
     let gate: UpstreamGate
-    let minuteLedger: MinuteQuotaLedger?
+    let callLedger: RollingCallLedger
     let httpClient: HTTPClient
     let concurrency: AsyncSemaphore
 
-    init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, minuteLedger: MinuteQuotaLedger? = nil,
+    init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, callLedger: RollingCallLedger,
          httpClient: HTTPClient) {
         self.name = name
         self.settings = settings
         self.gate = gate
-        self.minuteLedger = settings.callsPerMinute == nil ? nil : minuteLedger
+        self.callLedger = callLedger
         self.httpClient = httpClient
         concurrency = AsyncSemaphore(permits: settings.maximumConcurrentCalls)
     }
@@ -220,20 +251,33 @@ struct UpstreamClient: Sendable {
         throw lastFailure
     }
 
-    /// Passes the gate and the shared per-minute budget, waiting for our own rate limit when the wait is within
+    /// Passes the gate and the windows counted in PostgreSQL (the upstream's sliding windows and the calling user's
+    /// share of its budgets), waiting for our own rate limit or the user's share when the wait is within
     /// ``UpstreamSettings/queueWait``.
     private func admit() async throws(UpstreamFailure) {
+        let user = UpstreamCaller.user
+        var budgets: [RollingCallLedger.Budget] = []
+        if !settings.rollingLimits.isEmpty {
+            budgets.append(.init(key: name.rawValue, limits: settings.rollingLimits, isUsers: false))
+        }
+        if let user, let share = settings.userShare, !share.rollingLimits.isEmpty {
+            budgets.append(.init(key: "\(name.rawValue) user \(user)", limits: share.rollingLimits, isUsers: true))
+        }
         var waited: TimeInterval = 0
         while true {
             do throws(UpstreamFailure) {
-                try await gate.admit(now: Date())
-                if let minuteLedger, let perMinute = settings.callsPerMinute {
-                    try await minuteLedger.reserve(upstream: name.rawValue, perMinute: perMinute)
-                }
+                try await gate.admit(now: Date(), user: user)
+                if !budgets.isEmpty { try await callLedger.reserve(budgets) }
                 return
-            } catch .rateLimited(let wait) where waited + wait <= settings.queueWait {
-                waited += wait
-                try? await Task.sleep(for: .seconds(wait))
+            } catch let failure {
+                switch failure {
+                case .rateLimited(let wait), .userShareSpent(let wait):
+                    guard waited + wait <= settings.queueWait else { throw failure }
+                    waited += wait
+                    try? await Task.sleep(for: .seconds(wait))
+                default:
+                    throw failure
+                }
             }
         }
     }
@@ -263,12 +307,8 @@ struct UpstreamClient: Sendable {
     private func once(_ request: UpstreamRequest, requestID: String) async throws(UpstreamFailure)
         -> UpstreamAnswer
     {
-        var outgoing = HTTPClientRequest(url: url(for: request))
-        outgoing.headers.add(name: "Accept", value: request.accept)
-        outgoing.headers.add(name: "User-Agent", value: "favoriteme-catalog-proxy")
-        outgoing.headers.add(name: "X-Request-ID", value: requestID)
         do {
-            let response = try await httpClient.execute(outgoing, timeout: .init(settings.attemptTimeout))
+            let response = try await following(url(for: request), accept: request.accept, requestID: requestID)
             let status = Int(response.status.code)
             if status == 429 {
                 let body = try? await response.body.collect(upTo: 16_384)
@@ -288,7 +328,7 @@ struct UpstreamClient: Sendable {
                     gate.quotaExhausted(until: until)
                     throw UpstreamFailure.rateLimited(retryAfter: Self.quotaRefusalPause)
                 }
-                throw UpstreamFailure.rejected(status)
+                throw UpstreamFailure.rejected(status, "refused")
             }
             guard (200..<300).contains(status) || status == 404 else {
                 throw UpstreamFailure.failed("status \(status)")
@@ -302,6 +342,32 @@ struct UpstreamClient: Sendable {
             throw .malformedBody
         } catch {
             throw .failed("\(type(of: error))")
+        }
+    }
+
+    /// The answer to a GET of `url`, redirects followed as ``UpstreamSettings/redirect`` allows (each hop within the
+    /// same attempt's deadline); a redirect it does not allow is ``UpstreamFailure/rejected(_:)``.
+    private func following(_ url: String, accept: String, requestID: String) async throws -> HTTPClientResponse {
+        var url = url
+        var hops = 0
+        while true {
+            var outgoing = HTTPClientRequest(url: url)
+            outgoing.headers.add(name: "Accept", value: accept)
+            outgoing.headers.add(name: "User-Agent", value: "favoriteme-catalog-proxy")
+            outgoing.headers.add(name: "X-Request-ID", value: requestID)
+            let response = try await httpClient.execute(outgoing, timeout: .init(settings.attemptTimeout))
+            let status = Int(response.status.code)
+            switch settings.redirect.next(status: status, location: response.headers.first(name: "Location"),
+                                          from: url, hops: hops) {
+            case nil:
+                return response
+            case .follow(let target):
+                _ = try? await response.body.collect(upTo: 65_536)  // frees the connection for the next hop
+                url = target
+                hops += 1
+            case .refuse(let reason):
+                throw UpstreamFailure.rejected(status, reason)
+            }
         }
     }
 

@@ -14,9 +14,6 @@ struct Catalog: Sendable {
     let seen: SeenItems
     let searchPolicy: CachePolicy
     let detailPolicy: CachePolicy
-    /// Each user's budget of requests that miss every cache and go upstream: well below the upstreams' own, so one
-    /// user asking for random ids cannot spend everyone's.
-    let misses: UserRateLimiter
 
     /// How long an experience's categories are served from this replica's cache (they change over days).
     static let categoriesPolicy = CachePolicy(ttl: 3600, staleWhileRevalidate: 3600, staleIfError: 7 * 86_400)
@@ -149,16 +146,25 @@ struct Catalog: Sendable {
 
     /// The cached or loaded body for `key`; when the upstream fails (other than with "no such item") and the cache has
     /// no copy, `fallback`'s, served as stale.
-    /// `user` spends a miss of their budget when the load goes upstream; nil for loads that do not.
+    /// The load's upstream calls spend `user`'s share of each upstream's budget (``UpstreamCaller``); nil for loads
+    /// that make none.
     private func lookup(key: String, policy: CachePolicy, user: UUID?, logger: Logger,
                         load: @escaping @Sendable () async throws -> CachedBody,
                         fallback: () async -> (body: CachedBody, age: Int)? = { nil }) async throws
         -> ResponseCache.Lookup
     {
         do {
-            let lookup = try await cache.value(
-                for: key, policy: policy, isDefinitive: { ($0 as? UpstreamFailure) == .notFound },
-                admit: { if let user { try misses.admit(user) } }, load: load)
+            let lookup = try await UpstreamCaller.$user.withValue(user) {
+                let value = { try await cache.value(for: key, policy: policy,
+                                                    isDefinitive: { ($0 as? UpstreamFailure) == .notFound }, load: load) }
+                do {
+                    return try await value()
+                } catch UpstreamFailure.userShareSpent {
+                    // The load may have been another user's, joined in flight: once more, as this user's own (if the
+                    // share spent was this user's, it is refused again before any upstream call).
+                    return try await value()
+                }
+            }
             if lookup.freshness == .stale {
                 logger.warning("upstream failed; serving the last good copy", metadata: ["age_seconds": "\(lookup.age)"])
             }
@@ -185,6 +191,10 @@ struct Catalog: Sendable {
         case .rateLimited(let wait):
             return ServiceProblem(.serviceUnavailable, .upstreamRateLimited,
                                   "The catalog's request budget is spent for now; retry later.",
+                                  headers: [.retryAfter: retryAfter(wait)])
+        case .userShareSpent(let wait):
+            return ServiceProblem(.tooManyRequests, .rateLimited,
+                                  "You asked for more items the catalog had to fetch than your share; slow down.",
                                   headers: [.retryAfter: retryAfter(wait)])
         case .circuitOpen(let wait):
             return ServiceProblem(.serviceUnavailable, .upstreamUnavailable,
