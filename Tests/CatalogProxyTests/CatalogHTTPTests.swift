@@ -193,6 +193,22 @@ import Testing
         }
     }
 
+    /// An upstream that says when to come back is left alone until then: the client is told the same, and nothing
+    /// else is sent to it meanwhile.
+    @Test func anUpstreamsRetryAfterIsHonouredForEveryone() async throws {
+        try await CatalogHarness.withCatalog { api in
+            api.replay.inject(.init(status: 429, retryAfter: 30, times: 1))
+            let limited = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            #expect(limited.status == .serviceUnavailable)
+            #expect((29...30).contains(Int(limited.headers[.retryAfter] ?? "") ?? 0))
+            let other = try await CatalogHarness.token()
+            let meanwhile = try await api.get("/v1/catalog/ticketmaster/items?q=Denver", token: .some(other))
+            #expect(meanwhile.status == .serviceUnavailable)
+            #expect(meanwhile.problem?.type == .upstreamRateLimited)
+            #expect(api.upstreamCalls == 1)
+        }
+    }
+
     @Test(arguments: [ReplayUpstream.Fault.Body.malformed, .html, .truncated])
     func aBrokenBodyIsA502(_ body: ReplayUpstream.Fault.Body) async throws {
         try await CatalogHarness.withCatalog { api in

@@ -18,7 +18,8 @@ extension EndToEnd {
         }
 
         /// The Rijksmuseum from its key-less data services: artworks by a maker's name with IIIF images, the painting by
-        /// its English or Dutch title, and its detail in English.
+        /// its English or Dutch title, and its detail in English. The stack asks for records as the museum's resolver
+        /// is asked (`localhost/id/<n>`), which sends each to the data host (`127.0.0.1/<n>`) with a 303.
         @Test func rijksmuseumArtworksByNameAndTheNightWatchInEnglish() async throws {
             let app = try await Self.signedIn(.rijksmuseum)
             let rembrandt = try await app.get("/v1/catalog/rijksmuseum/items?q=rembrandt").decode(CatalogPage.self)
@@ -34,6 +35,14 @@ extension EndToEnd {
             #expect(nightWatch.artwork?.dating == "1642")
             #expect(nightWatch.artwork?.productionPlaces.contains("Amsterdam") == true)
             #expect(nightWatch.imageURL?.hasPrefix("https://iiif.micr.io/") == true)
+
+            let stack = try StackUnderTest.required()
+            try #require(!stack.replayURL.isEmpty, "needs E2E_REPLAY_URL")
+            struct Logged: Decodable { let path: String }
+            let log = try await StackClient(stack.replayURL).get("/__replay/requests").decode([Logged].self).map(\.path)
+            let resolved = log.firstIndex(of: "/id/200107928")
+            let served = log.lastIndex(of: "/200107928")
+            #expect(resolved != nil && served != nil && resolved! < served!)  // the resolver's redirect, followed
         }
 
         /// The phones app: the list, sorted three ways, and a phone's pictures.

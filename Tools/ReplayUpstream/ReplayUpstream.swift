@@ -57,15 +57,19 @@ public final class ReplayUpstream: Sendable {
         /// Answer with this status (429 and 5xx get bodies shaped like the upstream's; 3xx a `Location`).
         public var status: Int?
         public var body: Body?
+        /// With `status`: a `Retry-After` of this many seconds, as a server that says when to come back sends it
+        /// (Ticketmaster's 429s carry none; Google's and most gateways' may).
+        public var retryAfter: Int?
         /// How many requests it applies to; until cleared when absent.
         public var times: Int?
 
         public init(pathPrefix: String? = nil, delayMs: Int? = nil, status: Int? = nil, body: Body? = nil,
-                    times: Int? = nil) {
+                    retryAfter: Int? = nil, times: Int? = nil) {
             self.pathPrefix = pathPrefix
             self.delayMs = delayMs
             self.status = status
             self.body = body
+            self.retryAfter = retryAfter
             self.times = times
         }
     }
@@ -236,7 +240,11 @@ public final class ReplayUpstream: Sendable {
     /// truncated or trickled).
     private static func apply(_ fault: Fault?) async throws -> Response? {
         if let delay = fault?.delayMs { try await Task.sleep(for: .milliseconds(delay)) }
-        if let status = fault?.status { return failure(status: status) }
+        if let status = fault?.status {
+            var response = failure(status: status)
+            if let seconds = fault?.retryAfter { response.headers[.retryAfter] = String(seconds) }
+            return response
+        }
         switch fault?.body {
         case .malformed: return response(200, Data(#"{"_embedded": {"events": [ {"id": "#.utf8))
         case .html: return response(200, Data("<html><body>Service temporarily unavailable</body></html>".utf8),
