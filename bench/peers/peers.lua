@@ -5,7 +5,7 @@
 --   PEERS_TOKENS     one access token per line, line n for user n (toggle, list, ids)
 --   PEERS_ITEMS      "item-id<TAB>title" per line: the five items every user toggles (toggle)
 --   PEERS_STATE      each thread's request count, carried from one run to the next (toggle, see below)
---   PEERS_STATUSES   where done() writes how many answers of each status outside 2xx there were
+--   PEERS_RESULT     where done() writes what the run got, one line (see done() below)
 --   PEERS_USERS (200), PEERS_THREADS (wrk's -t, 2), PEERS_PASSWORD and PEERS_ONE_ADDRESS (signin),
 --   PEERS_EXPERIENCE (ticketmaster)
 local function env(name) local value = os.getenv(name); if value ~= "" then return value end end
@@ -39,7 +39,8 @@ function setup(thread)
 end
 
 local tokens, items, titles = {}, {}, {}
-counter, statuses = 0, {}  -- globals, so that done() can read them from each thread
+-- Globals, so that done() can read them from each thread: the request count, the 2xx answers and every other status.
+counter, ok, statuses = 0, 0, {}
 function init(args)
     tokens = lines(env("PEERS_TOKENS"))
     for _, line in ipairs(lines(env("PEERS_ITEMS"))) do
@@ -118,24 +119,38 @@ function request()
     return wrk.format("GET", pocketbase_list("&fields=item_id&sort=item_id"), h)
 end
 
+-- Only 2xx answers are throughput: wrk's own count takes every answer, and its "Non-2xx or 3xx" line only those >= 400.
 function response(status, headers, body)
-    if status >= 300 then statuses[status] = (statuses[status] or 0) + 1 end
+    if status >= 200 and status < 300 then ok = ok + 1 else statuses[status] = (statuses[status] or 0) + 1 end
 end
 
+-- PEERS_RESULT gets "<2xx answers> <seconds> <other answers> <socket errors> <statuses> <socket errors by kind>",
+-- statuses as "404x3,503x1" and the kinds as "connect=0,read=0,write=0,timeout=0" ("-" when there were none).
 function done(summary, latency, requests)
-    local state, counts = {}, {}
+    local state, counts, successes, others, listed = {}, {}, 0, 0, {}
     for _, thread in ipairs(threads) do
         state[#state + 1] = thread:get("id") .. " " .. thread:get("counter")
+        successes = successes + thread:get("ok")
         for status, n in pairs(thread:get("statuses")) do counts[status] = (counts[status] or 0) + n end
     end
+    for status, n in pairs(counts) do
+        others = others + n
+        listed[#listed + 1] = status .. "x" .. n
+    end
+    table.sort(listed)
+    local e = summary.errors
+    local socket = e.connect + e.read + e.write + e.timeout
     if env("PEERS_STATE") then
         local file = io.open(env("PEERS_STATE"), "w")
         file:write(table.concat(state, "\n"), "\n")
         file:close()
     end
-    if env("PEERS_STATUSES") then
-        local file = io.open(env("PEERS_STATUSES"), "w")
-        for status, n in pairs(counts) do file:write(n, "x", status, " ") end
+    if env("PEERS_RESULT") then
+        local file = io.open(env("PEERS_RESULT"), "w")
+        file:write(string.format("%d %.6f %d %d %s %s\n", successes, summary.duration / 1e6, others, socket,
+                                 #listed > 0 and table.concat(listed, ",") or "-",
+                                 socket > 0 and string.format("connect=%d,read=%d,write=%d,timeout=%d", e.connect,
+                                                              e.read, e.write, e.timeout) or "-"))
         file:close()
     end
 end

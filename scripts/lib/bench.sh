@@ -122,21 +122,19 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
         TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
         RIJKSMUSEUM_SEARCH_URL="http://127.0.0.1:$replay_port" RIJKSMUSEUM_RECORDS_URL="http://127.0.0.1:$replay_port/id" \
         CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
-        CATALOG_USER_MISSES_PER_MINUTE=1000000 "$bin/catalog-proxy"
+        CATALOG_USER_UPSTREAM_SHARE_PERCENT=100 "$bin/catalog-proxy"
     bench_wait_ready "$BENCH_CATALOG_URL/health/ready" "$BENCH_WORK/catalog.log"
 }
 
-# Starts nginx (2 workers, no access log, a proxy cache zone named `bench`) with `http_body` inside its http block,
-# in a directory outside BENCH_WORK (owned by postgres, mode 700: nginx's workers run as an unprivileged user and must
-# reach it). Sets BENCH_NGINX_DIR.
 # Sets fixtures to the recorded upstream answers (STACK_FIXTURES_DIR, or the company's folder beside the clone).
 bench_fixtures() {
     fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
     [[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
 }
 
-# The gateway the stack puts in front of favorites-service on favorites-port (keep-alive upstream, a request id per
-# request); sets gateway to its URL.
+# A minimal gateway in front of favorites-service on favorites-port (keep-alive upstream, a request id per request),
+# written here, not rendered from deploy/nginx/gateway.conf.in (no access log, keepalive 64, no problem documents);
+# sets gateway to its URL. bench_start_gateway below is the deployed gateway.
 bench_start_favorites_gateway() { # favorites-port
     local port
     port="$(bench_free_port)"
@@ -154,6 +152,9 @@ bench_start_favorites_gateway() { # favorites-port
     gateway="http://127.0.0.1:$port"
 }
 
+# Starts nginx (2 workers, no access log, a proxy cache zone named `bench`) with `http_body` inside its http block,
+# in a directory outside BENCH_WORK (owned by postgres, mode 700: nginx's workers run as an unprivileged user and must
+# reach it). Sets BENCH_NGINX_DIR.
 bench_start_nginx() { # http-body
     BENCH_NGINX_DIR="$(mktemp -d /tmp/favoriteme-bench-nginx-XXXXXX)"
     mkdir -p "$BENCH_NGINX_DIR/temp" "$BENCH_NGINX_DIR/cache"
@@ -178,6 +179,28 @@ NGINX
     nginx -p "$BENCH_NGINX_DIR" -c "$BENCH_NGINX_DIR/nginx.conf" -g 'daemon off;' 2>"$BENCH_NGINX_DIR/start.log" &
     BENCH_PIDS+=($!)
     BENCH_PID_OF[nginx]=$!
+}
+
+# The gateway as deployed: deploy/nginx/render's `local` rendering of deploy/nginx/gateway.conf.in (what scripts/stack
+# runs), on two free loopback ports, in front of the given upstreams; its access log goes to a file, as the stack's
+# does. Further KEY=VALUE words go to the renderer (REAL_IP_FROM, …). Validated with `nginx -t` before it starts, in a
+# directory of its own under BENCH_NGINX_DIR. Sets gateway to its public URL; its process is BENCH_PID_OF[name].
+bench_start_gateway() { # name auth-service=HOST:PORT catalog-proxy=HOST:PORT favorites-service=HOST:PORT [KEY=VALUE…]
+    local name="$1" dir port peer_port output
+    shift
+    BENCH_NGINX_DIR="${BENCH_NGINX_DIR:-$(mktemp -d /tmp/favoriteme-bench-nginx-XXXXXX)}"
+    chmod 755 "$BENCH_NGINX_DIR"  # nginx's workers (an unprivileged user when run as root) write the temp files
+    dir="$BENCH_NGINX_DIR/$name"
+    mkdir -p "$dir/temp"
+    port="$(bench_free_port)"
+    peer_port="$(bench_free_port)"
+    deploy/nginx/render local PID_FILE="$dir/nginx.pid" ERROR_LOG="$dir/error.log" ACCESS_LOG="$dir/access.log" \
+        TEMP_DIR="$dir/temp" LISTEN_PORT="$port" PEER_PORT="$peer_port" "$@" >"$dir/nginx.conf" ||
+        die "deploy/nginx/render could not render the $name gateway"
+    output="$(nginx -t -q -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" 2>&1)" ||
+        die "the rendered $name gateway does not validate ($dir/nginx.conf): $output"
+    bench_start "$name" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;'
+    gateway="http://127.0.0.1:$port"
 }
 
 # wrk's summary on stdin → "requests_per_second p99_ms non_2xx".
