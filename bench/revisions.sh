@@ -70,7 +70,7 @@ start_services() { # revision
     env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" LOG_LEVEL=warning \
         AUTH_URL="$auth_url" TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
         CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
-        CATALOG_USER_MISSES_PER_MINUTE=1000000 "$dir/catalog-proxy" >>"$BENCH_WORK/catalog-$1.log" 2>&1 &
+        CATALOG_USER_UPSTREAM_SHARE_PERCENT=100 "$dir/catalog-proxy" >>"$BENCH_WORK/catalog-$1.log" 2>&1 &
     service_pids+=($!)
     bench_wait_ready "http://127.0.0.1:$catalog_port/health/ready" "$BENCH_WORK/catalog-$1.log"
     env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=favorites HTTP_PORT="$favorites_port" LOG_LEVEL=warning \

@@ -62,6 +62,9 @@ struct CatalogHarness: Sendable {
                     "GOOGLE_BOOKS_URL": base, "FLASHCARDS_URL": base,
                     "TICKETMASTER_API_KEY": "test-ticketmaster-key",
                     "UPSTREAM_ATTEMPTS": "1", "UPSTREAM_TIMEOUT_MS": "10000",
+                    // Suites run side by side on two cores: a cold page of records (two hops each, through the
+                    // resolver) may take longer than the default 4 s. The suites about the deadline set their own.
+                    "CATALOG_PAGE_DEADLINE_MS": "10000",
                 ]
                 // Most suites drive one user hard; those about users' shares keep the service's default.
                 .merging(userShares ? [:] : ["CATALOG_USER_UPSTREAM_SHARE_PERCENT": "100"]) { $1 }.merging(environment.mapValues {

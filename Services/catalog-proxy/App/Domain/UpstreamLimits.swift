@@ -106,8 +106,8 @@ struct RollingLimit: Sendable, Equatable {
 
 /// What one user may spend of an upstream's shared budgets: `fraction` of each of its windows (never less than one
 /// call), so that a user asking for ids nobody has seen is refused long before the upstream's budget is spent for
-/// everyone. The per-second share is each replica's, as the shared per-second bucket is; the longer windows are
-/// counted for all replicas together.
+/// everyone. The per-second share is each replica's, as the shared per-second bucket is, and holds two calls where the
+/// bucket does (a search and the detail tapped right after); the longer windows are counted for all replicas together.
 struct UserShare: Sendable, Equatable {
     let rate: Double
     let burst: Double
@@ -117,7 +117,7 @@ struct UserShare: Sendable, Equatable {
     init(fraction: Double, rate: Double, burst: Double, rollingLimits: [RollingLimit], dailyQuota: Int?) {
         func share(_ calls: Int) -> Int { max(1, Int((Double(calls) * fraction).rounded(.down))) }
         self.rate = rate * fraction
-        self.burst = Double(share(Int(burst)))
+        self.burst = Double(max(share(Int(burst)), min(2, Int(burst))))
         var limits = rollingLimits.map { RollingLimit(calls: share($0.calls), window: $0.window) }
         if let dailyQuota { limits.append(RollingLimit(calls: share(dailyQuota), window: 86_400)) }
         self.rollingLimits = limits
