@@ -15,7 +15,7 @@
 # Nothing asserted.
 #
 #   bench/peers.sh [--quick] [--seconds 10] [--rounds 3] [--connections "16 32"] [--snapshot-ttl SECONDS]
-#   --quick: 1 round of 2 s per figure (5 s for sign-ins), the debug build: a smoke check, not figures.
+#   --quick: 1 round of 2 s per figure (5 s for sign-ins), 20 users, the debug build: a smoke check, not figures.
 #   --snapshot-ttl: favorites-service's FAVORITES_SNAPSHOT_TTL_SECONDS (0: a catalog-proxy lookup on every PUT;
 #   default: the service's own default).
 #
@@ -51,7 +51,7 @@ if ! [[ "$rounds" =~ ^[0-9]+$ ]] || ((rounds < 3 && !quick)); then
     die "--rounds $rounds: a figure is the median of at least 3 rounds (--quick runs 1, as a smoke check)"
 fi
 bench_fixtures
-users=200
+users=$((quick ? 20 : 200))  # the smoke check signs fewer in: each sign-up is a cost-10 hash per side
 password="benchmark passphrase"
 # The bcrypt cost of our sign-in replica (its BCRYPT_COST; the service's default is 12), PocketBase's default. Its
 # stored hashes are read once its users exist, and the run stops unless both sides hash at this cost.
