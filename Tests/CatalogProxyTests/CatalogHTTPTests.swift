@@ -193,6 +193,23 @@ import Testing
         }
     }
 
+    /// A search that is not UTF-8, carries NUL or a bidirectional override is the client's mistake, named; one
+    /// typed with a decomposed accent is the same search as the composed one.
+    @Test func aSearchMustBeTextAndIsSearchedInOneForm() async throws {
+        try await CatalogHarness.withCatalog { api in
+            for query in ["%FF", "Denver%00", "%E2%80%AEDenver", "Den%zzver"] {
+                let refused = try await api.get("/v1/catalog/ticketmaster/items?q=\(query)")
+                #expect(refused.status == .badRequest, "\(query)")
+                #expect(refused.problem?.errors?.map(\.field) == ["q"], "\(query)")
+            }
+            #expect(api.upstreamCalls == 0)
+            _ = try await api.get("/v1/catalog/ticketmaster/items?q=Caf%C3%A9")
+            _ = try await api.get("/v1/catalog/ticketmaster/items?q=Cafe%CC%81")
+            #expect(api.upstreamCalls == 1)  // one cache entry for both forms
+            #expect(api.replay.requestLog.first?.query["city"] == "Caf\u{E9}")
+        }
+    }
+
     /// An upstream that says when to come back is left alone until then: the client is told the same, and nothing
     /// else is sent to it meanwhile.
     @Test func anUpstreamsRetryAfterIsHonouredForEveryone() async throws {

@@ -69,6 +69,33 @@ extension EndToEnd {
             #expect(try await Self.favorites(app, "experience=flashcards&q=binary").isEmpty)
         }
 
+        /// Card titles as phones type them, through the gateway: emoji sequences and Persian are text, `Café` typed
+        /// either way is one card and either spelling finds it, and a search that is not UTF-8 is refused.
+        @Test func flashCardTitlesAsPhonesTypeThem() async throws {
+            let app = try await CatalogSourcesTests.signedIn(.flashcards)
+            let titles = ["\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} Family",
+                          "\u{1F469}\u{1F3FD}\u{200D}\u{1F4BB} Coding", "\u{645}\u{6CC}\u{200C}\u{62E}\u{648}\u{627}\u{647}\u{645}"]
+            for title in titles {
+                let written = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
+                                                 json: CardDraft(title: title, facts: ["one", "two"]))
+                #expect(written.status == .created, "\(title)")
+            }
+            let decomposed = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
+                                                json: CardDraft(title: "Cafe\u{301}", facts: ["one", "two"]))
+            #expect(decomposed.status == .created)
+            let composed = try await app.send(.POST, "/v1/favorites/cards?experience=flashcards",
+                                              json: CardDraft(title: "Caf\u{E9}", facts: ["one", "two"]))
+            #expect(composed.status == .conflict)
+            for query in ["caf%C3%A9", "cafe%CC%81"] {
+                #expect(try await Self.favorites(app, "experience=flashcards&q=\(query)").count == 1, "\(query)")
+            }
+            #expect(Set(try await Self.favorites(app, "experience=flashcards").map(\.title))
+                == Set(titles + ["Caf\u{E9}"]))
+            let broken = try await app.get("/v1/favorites?experience=flashcards&q=%FF")
+            #expect(broken.status == .badRequest)
+            #expect(broken.problem?.errors?.map(\.field) == ["q"])
+        }
+
         /// The best sellers app: a default category set (an unknown one refused), books saved, and on a second
         /// device the same default and the books newest first.
         @Test func bestSellersDefaultCategoryAndBooksNewestFirstOnASecondDevice() async throws {

@@ -38,12 +38,11 @@ enum Preferences {
                                              message: "must be at most \(maximumValueLength) characters"))
                     continue
                 }
-                guard !DisplayText.hasControlCharacters(value) else {
-                    errors.append(FieldError(field: "preferences.\(key)",
-                                             message: "must not contain control characters"))
+                if let unsafe = UserText.firstUnsafe(in: value) {
+                    errors.append(FieldError(field: "preferences.\(key)", message: UserText.refusal(of: unsafe)))
                     continue
                 }
-                merged[key] = value
+                merged[key] = UserText.normalized(value)
             } else {
                 merged[key] = nil
             }

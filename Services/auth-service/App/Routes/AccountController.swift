@@ -128,8 +128,8 @@ struct AccountController: Sendable {
 
     static func deviceNameErrors(_ name: String?) -> [FieldError] {
         guard let name else { return [] }
-        if DisplayText.hasControlCharacters(name) {
-            return [FieldError(field: "deviceName", message: "must not contain control characters")]
+        if let unsafe = UserText.firstUnsafe(in: name) {
+            return [FieldError(field: "deviceName", message: UserText.refusal(of: unsafe))]
         }
         return (1...100).contains(name.count) ? [] : [FieldError(field: "deviceName", message: "must be 1 to 100 characters")]
     }

@@ -24,7 +24,7 @@ struct CatalogController: Sendable {
         let (backend, experience) = try backend(context)
         let parameters = request.uri.queryParameters
         var errors: [FieldError] = []
-        let text = Upstream.clean(parameters["q"].map(String.init)) ?? ""
+        let text = try request.textParameter("q") ?? ""
         if text.count > Self.maximumQueryLength {
             errors.append(FieldError(field: "q", message: "must be at most \(Self.maximumQueryLength) characters"))
         } else if !text.isEmpty, experience.search == nil {

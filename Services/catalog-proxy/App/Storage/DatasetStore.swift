@@ -21,7 +21,7 @@ struct DatasetStore: Sendable {
         }
         var seen = Set<String>()
         let rows = items.filter { seen.insert($0.id).inserted }.map {
-            Row(id: $0.id, item: $0, text: searchableText($0).lowercased(), price: $0.phone?.price,
+            Row(id: $0.id, item: $0, text: UserText.normalized(searchableText($0)).lowercased(), price: $0.phone?.price,
                 rating: $0.phone?.rating)
         }
         let json = String(decoding: try ServiceJSON.encoder.encode(rows), as: UTF8.self)

@@ -2,7 +2,8 @@ import Contracts
 import Foundation
 
 /// A card a user writes, checked: a title and at least two facts, each within the bounds ``CardDraft`` publishes,
-/// as plain text (control characters refused, surrounding spaces trimmed, runs of spaces kept as written).
+/// as text people type (surrounding spaces trimmed, runs of spaces kept as written, kept in NFC; only the characters
+/// ``UserText`` calls unsafe refused, each named).
 struct Card: Equatable, Sendable {
     var title: String
     var facts: [String]
@@ -10,15 +11,15 @@ struct Card: Equatable, Sendable {
     /// The card in `draft`, or every field that breaks a rule.
     static func checked(_ draft: CardDraft) -> Result<Card, CardProblems> {
         var errors: [FieldError] = []
-        let title = draft.title.trimmingCharacters(in: .whitespacesAndNewlines)
+        let title = UserText.normalized(draft.title.trimmingCharacters(in: .whitespacesAndNewlines))
         if title.isEmpty {
             errors.append(FieldError(field: "title", message: "is required"))
         } else if title.count > CardDraft.maximumTitleLength {
             errors.append(FieldError(field: "title", message: "must be at most \(CardDraft.maximumTitleLength) characters"))
-        } else if hasControlCharacters(title, allowingLineBreaks: false) {
-            errors.append(FieldError(field: "title", message: "must be one line without control characters"))
+        } else if let unsafe = UserText.firstUnsafe(in: title) {
+            errors.append(FieldError(field: "title", message: unsafe == "\n" ? "must be one line" : UserText.refusal(of: unsafe)))
         }
-        let facts = draft.facts.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let facts = draft.facts.map { UserText.normalized($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         if facts.count < CardDraft.minimumFacts || facts.count > CardDraft.maximumFacts {
             errors.append(FieldError(field: "facts", message: "must be \(CardDraft.minimumFacts) to \(CardDraft.maximumFacts) facts"))
         }
@@ -27,18 +28,11 @@ struct Card: Equatable, Sendable {
                 errors.append(FieldError(field: "facts.\(index)", message: "is empty"))
             } else if fact.count > CardDraft.maximumFactLength {
                 errors.append(FieldError(field: "facts.\(index)", message: "must be at most \(CardDraft.maximumFactLength) characters"))
-            } else if hasControlCharacters(fact, allowingLineBreaks: true) {
-                errors.append(FieldError(field: "facts.\(index)", message: "must not contain control characters"))
+            } else if let unsafe = UserText.firstUnsafe(in: fact, allowingLineBreaks: true) {
+                errors.append(FieldError(field: "facts.\(index)", message: UserText.refusal(of: unsafe)))
             }
         }
         return errors.isEmpty ? .success(Card(title: title, facts: facts)) : .failure(CardProblems(errors: errors))
-    }
-
-    static func hasControlCharacters(_ text: String, allowingLineBreaks: Bool) -> Bool {
-        text.unicodeScalars.contains { scalar in
-            if allowingLineBreaks, scalar == "\n" { return false }
-            return scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format
-        }
     }
 
     /// The id a written card gets: from the request's event id, so a retry names the same card, with a prefix the

@@ -136,9 +136,8 @@ struct FavoritesController: Sendable {
         if sort == nil {
             errors.append(FieldError(field: "sort", message: "must be one of \(offered.map(\.rawValue).joined(separator: ", "))"))
         }
-        let text = query["q"].map { String($0).split(whereSeparator: \.isWhitespace).joined(separator: " ") }
-            .flatMap { $0.isEmpty ? nil : $0 }
-        if let text, text.count > Self.maximumQueryLength || text.contains("\0") {
+        let text = try request.textParameter("q")
+        if let text, text.count > Self.maximumQueryLength {
             errors.append(FieldError(field: "q", message: "must be at most \(Self.maximumQueryLength) characters"))
         }
         let limit = Self.limit(query["limit"], default: 50, maximum: Self.maximumPageSize, errors: &errors)

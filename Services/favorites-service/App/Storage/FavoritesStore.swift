@@ -33,7 +33,7 @@ struct FavoritesStore: Sendable {
         var item: String?
         /// How many favorites the user keeps in the experience.
         var count = false
-        /// The favorite whose title equals this one without case or surrounding spaces.
+        /// The favorite whose title equals this one without case or surrounding spaces, in either Unicode form.
         var title: String?
         /// The answer the request's event gave, if it is in the stream (a retry).
         var originalAnswer = false
@@ -68,7 +68,8 @@ struct FavoritesStore: Sendable {
         if let title = reads.title {
             queries.append("""
                 SELECT \(raw: columns) FROM favorites
-                 WHERE user_id = \(user) AND experience = \(experience) AND lower(btrim(title)) = lower(btrim(\(title)))
+                 WHERE user_id = \(user) AND experience = \(experience)
+                   AND lower(normalize(btrim(title), NFC)) = lower(normalize(btrim(\(title)), NFC))
                  LIMIT 1
                 """)
         }
@@ -179,9 +180,9 @@ struct FavoritesStore: Sendable {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
             user_id = \(user) AND experience = \(experience.rawValue)
-            AND (\(pattern)::text IS NULL OR lower(title) LIKE \(pattern) ESCAPE '\\'
+            AND (\(pattern)::text IS NULL OR lower(normalize(title, NFC)) LIKE \(pattern) ESCAPE '\\'
                  OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(facts) AS fact
-                             WHERE lower(fact) LIKE \(pattern) ESCAPE '\\'))
+                             WHERE lower(normalize(fact, NFC)) LIKE \(pattern) ESCAPE '\\'))
             """
         let (after, order): (SQL, StaticString) = switch cursor.sort {
         case .recent: ("version < \(cursor.version)", "version DESC")

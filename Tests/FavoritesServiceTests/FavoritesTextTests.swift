@@ -1,0 +1,68 @@
+@testable import FavoritesService
+import Contracts
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import TestSupport
+import Testing
+
+/// Cards written and searched as phones type: emoji sequences, Persian, accents composed or not, and the characters
+/// that are refused, each by name.
+@Suite struct FavoritesTextTests {
+    static let titles = [
+        "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466} Family",
+        "\u{1F469}\u{1F3FD}\u{200D}\u{1F4BB} Coding",
+        "\u{645}\u{6CC}\u{200C}\u{62E}\u{648}\u{627}\u{647}\u{645}",
+    ]
+
+    static func write(_ api: FavoritesHarness, _ title: String, as user: FavoritesHarness.User) async throws
+        -> TestResponse
+    {
+        try await FamilyFavoritesTests.writeCard(api, CardDraft(title: title, facts: ["one fact", "another"]), as: user)
+    }
+
+    @Test func emojiPersianAndAccentsAreTextAndOneWordIsOneCard() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            for title in Self.titles {
+                let written = try await Self.write(api, title, as: ana)
+                #expect(written.status == .created, "\(title)")
+                #expect(try written.decode(Favorite.self).title == title)
+            }
+            // Café typed decomposed is kept composed, and typed composed afterwards it is the same title.
+            let decomposed = try await Self.write(api, "Cafe\u{301}", as: ana)
+            #expect(decomposed.status == .created)
+            #expect(Array(try decomposed.decode(Favorite.self).title.unicodeScalars) == Array("Caf\u{E9}".unicodeScalars))
+            let composed = try await Self.write(api, "Caf\u{E9}", as: ana)
+            #expect(composed.status == .conflict)
+            #expect(composed.problem?.type == .cardTitleTaken)
+            // Either spelling of the search finds it.
+            for query in ["caf%C3%A9", "cafe%CC%81", "CAF%C3%A9"] {
+                let found = try await FamilyFavoritesTests.page(api, "experience=flashcards&q=\(query)", as: ana).items
+                #expect(found.map(\.title) == ["Caf\u{E9}"], "\(query)")
+            }
+            let persian = try await FamilyFavoritesTests.page(
+                api, "experience=flashcards&q=\(Self.titles[2].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                as: ana)
+            #expect(persian.items.map(\.title) == [Self.titles[2]])
+        }
+    }
+
+    @Test func unsafeCharactersAndBrokenTextAreRefusedByName() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let override = try await Self.write(api, "invoice_\u{202E}fdp.exe", as: ana)
+            #expect(override.status == .badRequest)
+            #expect(override.problem?.errors?.first?.message == "must not contain U+202E (RIGHT-TO-LEFT OVERRIDE)")
+            let bell = try await FamilyFavoritesTests.writeCard(
+                api, CardDraft(title: "Bell", facts: ["ring \u{7}", "fine\nwith a line break"]), as: ana)
+            #expect(bell.problem?.errors?.map(\.field) == ["facts.0"])
+            // A search that is not UTF-8, or carries NUL, is the client's mistake: 400 naming `q`, not an empty list.
+            for query in ["%FF", "caf%C3", "a%00b", "%G1"] {
+                let refused = try await api.call(.get, "/v1/favorites?experience=flashcards&q=\(query)", as: ana)
+                #expect(refused.status == .badRequest, "\(query)")
+                #expect(refused.problem?.errors?.map(\.field) == ["q"], "\(query)")
+            }
+        }
+    }
+}
