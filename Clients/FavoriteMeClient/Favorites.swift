@@ -91,9 +91,18 @@ extension FavoriteMeClient {
         var applied: [FavoriteChange] = []
         while true {
             let since = await outbox.load().syncedVersion
-            let page = try await send(Call(method: "GET", path: "/v1/favorites/changes",
+            let page: FavoriteChanges
+            do {
+                page = try await send(Call(method: "GET", path: "/v1/favorites/changes",
                                            query: [URLQueryItem(name: "since", value: String(since))]),
                                       as: FavoriteChanges.self)
+            } catch .refused(let problem) where problem.type == .syncPositionAhead && since > 0 {
+                // The copy on the device is not of this account's log (another account's, or from before a
+                // restore): start it again from the beginning rather than skip what came since.
+                await outbox.update { $0.restartSync() }
+                applied = []
+                continue
+            }
             await outbox.update { state in
                 for change in page.changes { state.apply(change) }
                 state.syncedVersion = max(state.syncedVersion, page.version)

@@ -117,6 +117,12 @@ extension LocalState {
         }
     }
 
+    /// Forgets the device's copy of the favorites and its position in the feed, for a sync from the beginning.
+    mutating func restartSync() {
+        favorites = [:]
+        syncedVersion = 0
+    }
+
     /// A change from the feed, on the device's copy.
     mutating func apply(_ change: FavoriteChange) {
         switch change.kind {

@@ -103,6 +103,9 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// The user already keeps a card with this title (written or saved, compared without case or surrounding
     /// spaces): the new one is refused (409).
     public static let cardTitleTaken = ProblemType(rawValue: "card-title-taken")
+    /// `changes?since=` names a version past the end of this user's log (a position kept from another account, or from
+    /// before a restore): nothing after it would ever come, so sync again from 0 (409).
+    public static let syncPositionAhead = ProblemType(rawValue: "sync-position-ahead")
     /// catalog-proxy could not be asked about the item, so nothing was stored; retry shortly (503).
     public static let catalogUnavailable = ProblemType(rawValue: "catalog-unavailable")
 

@@ -55,6 +55,12 @@ import Testing
             let next = try #require(paged.nextCursor)
             let rest = try await api.get("/v1/catalog/mobiles/items?cursor=\(next)&sort=price-asc").decode(CatalogPage.self)
             #expect(rest.items.compactMap(\.phone?.price) == Array(byPrice.dropFirst(2).prefix(2)))
+            // The cursor continues its own search: with another sort, or none, it is refused, not a page of another.
+            for other in ["sort=price-desc", "sort=rating-desc", "q=apple"] {
+                let refused = try await api.get("/v1/catalog/mobiles/items?cursor=\(next)&\(other)")
+                #expect(refused.status == .badRequest, "\(other)")
+                #expect(refused.problem?.errors?.map(\.field) == ["cursor"], "\(other)")
+            }
         }
     }
 

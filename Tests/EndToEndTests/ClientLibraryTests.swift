@@ -76,6 +76,32 @@ extension EndToEnd {
             #expect(try await app.restoreSession() == nil)
         }
 
+        /// A device whose copy claims a position past the account's log (restored from a backup, say) is told so,
+        /// forgets that copy and syncs the account from the start, instead of skipping its changes for good.
+        @Test func aCopyAheadOfTheLogIsSyncedAgainFromTheStart() async throws {
+            let stack = try StackUnderTest.required()
+            let tokens = MemoryTokenStore()
+            let app = try Self.client(stack.gateway, tokens: tokens)
+            let user = try await app.signUp(email: uniqueEmail("ahead"), password: accountPassword,
+                                            experience: .mobiles)
+            guard case .done(var ghost) = try await app.favorite("1", in: .mobiles) else {
+                Issue.record("the favorite was queued while online")
+                return
+            }
+            try await app.favorite("2", in: .mobiles)
+            ghost.itemId = "3"  // a favorite only the stale copy has
+            var ahead = LocalState()
+            ahead.owner = user.id
+            ahead.syncedVersion = 999
+            ahead.favorites[ExperienceID.mobiles.rawValue] = ["3": ghost]
+            let log = RequestLog()
+            let restored = try Self.client(stack.gateway, tokens: tokens, local: MemoryLocalStore(ahead), log: log)
+            let report = try await restored.syncFavorites()
+            #expect(report.changes.compactMap(\.itemId) == ["1", "2"])
+            #expect(Set(await restored.syncedFavorites(in: .mobiles).map(\.itemId)) == ["1", "2"])
+            #expect(log.count("GET /v1/favorites/changes") == 2)  // refused at 999, then read from 0
+        }
+
         /// Twenty calls at once with an expired access token: one refresh request, and every call answered.
         @Test(arguments: [false, true])
         func aBurstWithAnExpiredTokenRefreshesOnce(serverSaysSo: Bool) async throws {

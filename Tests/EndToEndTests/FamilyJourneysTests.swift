@@ -34,6 +34,26 @@ extension EndToEnd {
                 == Array(byPrice.dropFirst().map(\.itemId)))
         }
 
+        /// Positions that cannot lie: a catalog cursor sent with another sort, and a sync position past the user's
+        /// log (4 events here), are refused with a problem that says so, instead of a page of another list or an
+        /// empty answer that skips changes.
+        @Test func aMismatchedCursorAndAFuturePositionAreRefused() async throws {
+            let app = try await CatalogSourcesTests.signedIn(.mobiles)
+            let first = try await app.get("/v1/catalog/mobiles/items?sort=price-asc&limit=2").decode(CatalogPage.self)
+            let cursor = try #require(first.nextCursor)
+            #expect(try await app.get("/v1/catalog/mobiles/items?sort=price-asc&cursor=\(cursor)").status == .ok)
+            let crossed = try await app.get("/v1/catalog/mobiles/items?sort=price-desc&cursor=\(cursor)")
+            #expect(crossed.status == .badRequest)
+            #expect(crossed.problem?.errors?.map(\.field) == ["cursor"])
+            for id in ["1", "2", "3", "4"] {
+                #expect(try await app.send(.PUT, "/v1/favorites/mobiles/\(id)").status == .created)
+            }
+            #expect(try await app.get("/v1/favorites/changes?since=4").decode(FavoriteChanges.self).changes.isEmpty)
+            let ahead = try await app.get("/v1/favorites/changes?since=999")
+            #expect(ahead.status == .conflict)
+            #expect(ahead.problem?.type == .syncPositionAhead)
+        }
+
         /// The flash cards app: two public cards saved, one written, duplicates refused both ways, a one-fact card
         /// refused, the collection searched, a card deleted.
         @Test func flashCardsSavedWrittenDeduplicatedSearchedAndDeleted() async throws {

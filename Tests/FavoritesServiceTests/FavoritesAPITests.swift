@@ -77,6 +77,18 @@ import Testing
             let after = try await api.call(.get, "/v1/favorites/changes?since=1", as: ana, headers: [.ifNoneMatch: before])
             #expect(after.status == .ok)
             #expect(try after.decode(FavoriteChanges.self).version == 5)
+
+            // At the end of the log: nothing new. Past it (another account's position, a restored device): refused,
+            // never "nothing new", which would let the device skip every change to come.
+            let current = try await api.call(.get, "/v1/favorites/changes?since=5", as: ana).decode(FavoriteChanges.self)
+            #expect(current.changes.isEmpty && current.version == 5)
+            let ahead = try await api.call(.get, "/v1/favorites/changes?since=999", as: ana)
+            #expect(ahead.status == .conflict)
+            #expect(ahead.problem?.type == .syncPositionAhead)
+            #expect(ahead.problem?.detail.contains("version 5") == true)
+            let stranger = try await api.user()
+            #expect(try await api.call(.get, "/v1/favorites/changes?since=1", as: stranger).problem?.type
+                == .syncPositionAhead)
         }
     }
 

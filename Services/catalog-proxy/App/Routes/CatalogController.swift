@@ -53,6 +53,7 @@ struct CatalogController: Sendable {
             if let value = Int(limit), value >= 1 { cursor.pageSize = min(value, backend.maximumPageSize) }  // clamped
             else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
         }
+        let query = SearchQuery(text: text, category: category, sort: sort)
         if let text = parameters["cursor"] {
             if let decoded = PageCursor(String(text)), decoded.pageSize <= backend.maximumPageSize {
                 cursor = decoded
@@ -63,12 +64,16 @@ struct CatalogController: Sendable {
         if errors.isEmpty, !backend.isReachable(cursor) {
             errors.append(FieldError(field: "cursor", message: "goes deeper than the catalog lets anyone page"))
         }
+        if errors.isEmpty, parameters["cursor"] != nil, cursor.search != query.fingerprint(in: experience.id) {
+            errors.append(FieldError(
+                field: "cursor",
+                message: "belongs to another search: send it with the q, category and sort of the page that gave it"))
+        }
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         try users.admit(context.user.userID)
         if let category { try await checkCategory(category, of: backend, context: context) }
-        let lookup = try await catalog.search(backend, SearchQuery(text: text, category: category, sort: sort),
-                                              at: cursor, user: context.user.userID, requestID: context.requestID,
-                                              logger: context.logger)
+        let lookup = try await catalog.search(backend, query, at: cursor, user: context.user.userID,
+                                              requestID: context.requestID, logger: context.logger)
         return Self.respond(lookup, to: request)
     }
 

@@ -12,6 +12,17 @@ struct SearchQuery: Sendable, Hashable {
         [text.lowercased(), category ?? "", sort.rawValue]
             .map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0 }.joined(separator: "|")
     }
+
+    /// 16 hex digits that tell this search of `experience` from any other (FNV-1a of its cache key): what a page's
+    /// next cursor carries, so that it is not taken with another search. A check against mistakes, not a secret.
+    func fingerprint(in experience: ExperienceID) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in "\(experience.rawValue)|\(cacheKey)".utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
 }
 
 /// One page of a source's search results: items ready to serve, or references the proxy resolves into items

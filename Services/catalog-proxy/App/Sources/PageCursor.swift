@@ -1,8 +1,8 @@
 import Foundation
 import ServiceKit
 
-/// Where a page of search results starts, and its size (so the next page lines up with the previous one whatever
-/// `limit` the client sends with it). Clients see it only as the opaque `cursor` / `nextCursor`.
+/// Where a page of search results starts, its size (so the next page lines up with the previous one whatever `limit`
+/// the client sends with it), and the search it continues. Clients see it only as the opaque `cursor` / `nextCursor`.
 ///
 /// Sources page in two ways: by page number (Ticketmaster: `page`), or by the upstream's own opaque token with our
 /// offset into the page it names (the Rijksmuseum's `pageToken`, 100 ids a page, served in smaller pages), in one of
@@ -13,9 +13,12 @@ struct PageCursor: Codable, Sendable, Equatable, Hashable {
     var phase = 0
     var token: String?
     var offset = 0
+    /// The ``SearchQuery/fingerprint(in:)`` of the search whose next page this is: sent with another `q`, `category`
+    /// or `sort`, the cursor is refused, never answered with a page of another search. Nil on a first page.
+    var search: String?
 
     enum CodingKeys: String, CodingKey {
-        case pageSize = "s", page = "p", phase = "f", token = "t", offset = "o"
+        case pageSize = "s", page = "p", phase = "f", token = "t", offset = "o", search = "q"
     }
 
     init(pageSize: Int, page: Int = 0, phase: Int = 0, token: String? = nil, offset: Int = 0) {
@@ -39,7 +42,7 @@ struct PageCursor: Codable, Sendable, Equatable, Hashable {
         guard text.utf8.count <= Self.maximumLength, let data = Data(base64URLEncoded: text),
               let cursor = try? JSONDecoder().decode(PageCursor.self, from: data),
               cursor.pageSize >= 1, cursor.page >= 0, cursor.phase >= 0, cursor.offset >= 0,
-              (cursor.token?.utf8.count ?? 0) <= Self.maximumTokenLength
+              (cursor.token?.utf8.count ?? 0) <= Self.maximumTokenLength, (cursor.search?.utf8.count ?? 0) <= 16
         else { return nil }
         self = cursor
     }
@@ -51,6 +54,7 @@ struct PageCursor: Codable, Sendable, Equatable, Hashable {
         phase = try container.decodeIfPresent(Int.self, forKey: .phase) ?? 0
         token = try container.decodeIfPresent(String.self, forKey: .token)
         offset = try container.decodeIfPresent(Int.self, forKey: .offset) ?? 0
+        search = try container.decodeIfPresent(String.self, forKey: .search)
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -60,6 +64,14 @@ struct PageCursor: Codable, Sendable, Equatable, Hashable {
         if phase != 0 { try container.encode(phase, forKey: .phase) }
         try container.encodeIfPresent(token, forKey: .token)
         if offset != 0 { try container.encode(offset, forKey: .offset) }
+        try container.encodeIfPresent(search, forKey: .search)
+    }
+
+    /// This cursor, as the continuation of the search whose fingerprint is `search`.
+    func continuing(_ search: String) -> PageCursor {
+        var cursor = self
+        cursor.search = search
+        return cursor
     }
 
     /// An upstream token longer than this is not one we would pass on.

@@ -34,7 +34,8 @@ struct Catalog: Sendable {
             return try await lookup(key: key, policy: searchPolicy, user: user, logger: logger) {
                 let results = try await runner.run(source.search(query, at: cursor), requestID: requestID,
                                                    logger: logger)
-                let page = try await page(of: results, from: source, requestID: requestID, logger: logger)
+                let page = try await page(of: results, from: source, continuing: query, requestID: requestID,
+                                          logger: logger)
                 return CachedBody(body: try ServiceJSON.encoder.encode(page), isComplete: !page.partial)
             }
         case .dataset(let dataset):
@@ -61,8 +62,8 @@ struct Catalog: Sendable {
     }
 
     /// The page's items in the source's order: references resolved (as list cells), items as they came.
-    private func page(of results: SearchResults, from source: any CatalogSource, requestID: String,
-                      logger: Logger) async throws -> CatalogPage
+    private func page(of results: SearchResults, from source: any CatalogSource, continuing query: SearchQuery,
+                      requestID: String, logger: Logger) async throws -> CatalogPage
     {
         let references = results.entries.compactMap { entry -> String? in
             if case .reference(let reference) = entry { return reference }
@@ -88,7 +89,8 @@ struct Catalog: Sendable {
                 "missing": "\(resolution.failures.count)", "failure": "\(resolution.failures[0])",
             ])
         }
-        return CatalogPage(items: items, nextCursor: results.next?.encoded, partial: !resolution.failures.isEmpty)
+        let next = results.next?.continuing(query.fingerprint(in: source.experience))
+        return CatalogPage(items: items, nextCursor: next?.encoded, partial: !resolution.failures.isEmpty)
     }
 
     func detail(_ backend: CatalogBackend, id: String, user: UUID, requestID: String, logger: Logger) async throws

@@ -37,7 +37,7 @@ struct DatasetCatalog: Sendable {
         let (items, hasMore) = try await store.page(
             source.experience, containing: query.text, sortedBy: query.sort, offset: cursor.page * cursor.pageSize,
             limit: cursor.pageSize)
-        var next = cursor
+        var next = cursor.continuing(query.fingerprint(in: source.experience))
         next.page += 1
         return CatalogPage(items: items.map(source.listing), nextCursor: hasMore ? next.encoded : nil)
     }
