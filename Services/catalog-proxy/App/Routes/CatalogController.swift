@@ -49,9 +49,9 @@ struct CatalogController: Sendable {
             errors.append(FieldError(field: "category", message: "is required: one of GET /v1/catalog/\(experience.id)/categories"))
         }
         var cursor = PageCursor(pageSize: 20)
-        if let limit = parameters["limit"] {
-            if let value = Int(limit), value >= 1 { cursor.pageSize = min(value, backend.maximumPageSize) }  // clamped
-            else { errors.append(FieldError(field: "limit", message: "must be a positive whole number")) }
+        switch PageLimit.parse(parameters["limit"], default: cursor.pageSize, maximum: backend.maximumPageSize) {
+        case .size(let limit): cursor.pageSize = limit
+        case .refused(let error): errors.append(error)
         }
         let query = SearchQuery(text: text, category: category, sort: sort)
         if let text = parameters["cursor"] {

@@ -205,12 +205,12 @@ struct FavoritesController: Sendable {
 
     /// A page size: `default` when absent, at most `maximum`.
     static func limit(_ text: Substring?, default defaultLimit: Int, maximum: Int, errors: inout [FieldError]) -> Int {
-        guard let text else { return defaultLimit }
-        guard let value = Int(text), value >= 1 else {
-            errors.append(FieldError(field: "limit", message: "must be a positive whole number"))
+        switch PageLimit.parse(text, default: defaultLimit, maximum: maximum) {
+        case .size(let limit): return limit
+        case .refused(let error):
+            errors.append(error)
             return defaultLimit
         }
-        return min(value, maximum)
     }
 
     static func experience(_ text: String?) throws -> Experience {
