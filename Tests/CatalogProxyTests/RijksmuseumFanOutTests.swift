@@ -67,14 +67,14 @@ import Testing
     }
 
     @Test func aPageWhoseRecordsFailOrStallIsServedPartialAndNotKept() async throws {
-        try await CatalogHarness.withCatalog(environment: ["CATALOG_PAGE_DEADLINE_MS": "1500"]) { api in
+        try await CatalogHarness.withCatalog(environment: ["CATALOG_PAGE_DEADLINE_MS": "3000"]) { api in
             let whole = try await api.get("/v1/catalog/rijksmuseum/items?q=rembrandt&limit=4").decode(CatalogPage.self)
             let ids = whole.items.map(\.id)
             #expect(ids.count == 4)
-            try await CatalogHarness.withCatalog(environment: ["CATALOG_PAGE_DEADLINE_MS": "1500"]) { fresh in
+            try await CatalogHarness.withCatalog(environment: ["CATALOG_PAGE_DEADLINE_MS": "3000"]) { fresh in
                 // The Night Watch's record fails; another object's VisualItem stalls past the page's deadline.
                 fresh.replay.inject(.init(pathPrefix: "/id/200107928", status: 500))
-                fresh.replay.inject(.init(pathPrefix: "/id/92", delayMs: 5000, times: 1))
+                fresh.replay.inject(.init(pathPrefix: "/id/92", delayMs: 8000, times: 1))
                 let response = try await fresh.get("/v1/catalog/rijksmuseum/items?q=rembrandt&limit=4")
                 #expect(response.status == .ok)
                 let partial = try response.decode(CatalogPage.self)
