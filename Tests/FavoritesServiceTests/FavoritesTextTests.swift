@@ -41,6 +41,10 @@ import Testing
                 let found = try await FamilyFavoritesTests.page(api, "experience=flashcards&q=\(query)", as: ana).items
                 #expect(found.map(\.title) == ["Caf\u{E9}"], "\(query)")
             }
+            // A plus is a plus (URLComponents leaves it as it is), as in C++.
+            #expect(try await Self.write(api, "C++ templates", as: ana).status == .created)
+            #expect(try await FamilyFavoritesTests.page(api, "experience=flashcards&q=C++", as: ana).items.map(\.title)
+                == ["C++ templates"])
             let persian = try await FamilyFavoritesTests.page(
                 api, "experience=flashcards&q=\(Self.titles[2].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
                 as: ana)

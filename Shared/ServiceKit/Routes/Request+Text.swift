@@ -9,8 +9,9 @@ extension Request {
     public func textParameter(_ name: String) throws -> String? {
         let prefix = Array((name + "=").utf8)
         for pair in (uri.query ?? "").utf8.split(separator: UInt8(ascii: "&")) where pair.starts(with: prefix) {
-            let encoded = pair.dropFirst(prefix.count).map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }
-            guard let bytes = Self.percentDecoded(encoded), let text = String(validating: bytes, as: UTF8.self) else {
+            // A `+` is a plus, as the router reads every other parameter: URLComponents (the apps' client) leaves
+            // `C++` as it is, and a space arrives as %20.
+            guard let bytes = Self.percentDecoded(Array(pair.dropFirst(prefix.count))), let text = String(validating: bytes, as: UTF8.self) else {
                 throw ServiceProblem.validation([FieldError(field: name, message: "is not valid percent-encoded UTF-8")])
             }
             if let unsafe = UserText.firstUnsafe(in: text) {
