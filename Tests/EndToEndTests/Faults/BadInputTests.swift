@@ -177,10 +177,12 @@ extension FaultInjection {
 
             // Query parameters.
             for value in hugeNumbers + ["abc", sqlInPath] {
+                cases.append(Case(method: .GET, path: "/v1/favorites/changes?since=\(value)"))
+                // A limit of digits only is a page size however many there are (the largest page past the maximum).
+                guard !value.allSatisfy(\.isNumber) else { continue }
                 cases.append(Case(method: .GET, path: "/v1/catalog/ticketmaster/items?q=x&limit=\(value)"))
                 cases.append(Case(method: .GET, path: "/v1/favorites?experience=ticketmaster&limit=\(value)"))
                 cases.append(Case(method: .GET, path: "/v1/favorites/popular?experience=ticketmaster&limit=\(value)"))
-                cases.append(Case(method: .GET, path: "/v1/favorites/changes?since=\(value)"))
             }
             for experience in ["netflix", sqlInPath, "%FF%FE", ""] {
                 for path in ["/v1/favorites", "/v1/favorites/ids", "/v1/favorites/popular"] {
