@@ -1,4 +1,4 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.1
 import PackageDescription
 
 /// Every target of ours compiles in Swift 6 mode with these upcoming features on.
@@ -9,16 +9,27 @@ var strictSettings: [SwiftSetting] {
     ]
 }
 
-let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
-let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
-let configuration: Target.Dependency = .product(name: "Configuration", package: "swift-configuration")
-let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
-let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
-let metrics: Target.Dependency = .product(name: "CoreMetrics", package: "swift-metrics")
-let serviceLifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
-let httpClient: Target.Dependency = .product(name: "AsyncHTTPClient", package: "async-http-client")
-let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
-let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+/// A product of another package. Only the server side (the services, their tests, the tools, `favme`) uses any, and
+/// only with the `Server` trait: an app that depends on this package with `traits: []` resolves none of them (SwiftPM
+/// leaves out a package that only disabled traits use), so adding the client fetches no server package.
+func external(_ name: String, _ package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Server"]))
+}
+
+let hummingbird = external("Hummingbird", "hummingbird")
+let hummingbirdTesting = external("HummingbirdTesting", "hummingbird")
+let configuration = external("Configuration", "swift-configuration")
+let argumentParser = external("ArgumentParser", "swift-argument-parser")
+let logging = external("Logging", "swift-log")
+let metrics = external("CoreMetrics", "swift-metrics")
+let serviceLifecycle = external("ServiceLifecycle", "swift-service-lifecycle")
+let httpClient = external("AsyncHTTPClient", "async-http-client")
+let jwtKit = external("JWTKit", "jwt-kit")
+let crypto = external("Crypto", "swift-crypto")
+let nioCore = external("NIOCore", "swift-nio")
+let nioHTTP1 = external("NIOHTTP1", "swift-nio")
+let prometheus = external("Prometheus", "swift-prometheus")
+let bcrypt = external("HummingbirdBcrypt", "hummingbird-auth")
 
 extension Target {
     /// One deployable: a library holding all of the service's code (testable in-process) and a thin executable
@@ -43,10 +54,206 @@ extension Target {
     }
 }
 
+/// Code shared by the services, and shared with clients (Contracts, FavoriteMeClient, favme).
+let sharedTargets: [Target] = [
+    // Foundation-only types shared with clients (an iOS app can import this module), and the published OpenAPI
+    // document that describes them (a resource: the services serve it).
+    .target(
+        name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
+    ),
+
+    // The API for apps: typed calls, sessions that refresh themselves, writes that survive being offline. Foundation
+    // (URLSession) and Contracts only: no server code.
+    .target(
+        name: "FavoriteMeClient", dependencies: ["Contracts"], path: "Clients/FavoriteMeClient",
+        swiftSettings: strictSettings
+    ),
+    // The command-line client on the same library.
+    .executableTarget(
+        name: "favme", dependencies: ["FavoriteMeClient", "Contracts", argumentParser], path: "Clients/favme",
+        swiftSettings: strictSettings
+    ),
+
+    // The project's one lock (see Locked.swift for why not Synchronization.Mutex).
+    .target(name: "Locking", path: "Shared/Locking", swiftSettings: strictSettings),
+
+    // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
+    .systemLibrary(
+        name: "CLibpq",
+        path: "Shared/CLibpq",
+        pkgConfig: "libpq",
+        providers: [.apt(["libpq-dev"])]
+    ),
+    // In layers, each a target that sees only those below it: values (SQL, encoding, errors: no threads, no
+    // locks), the session's thread (where a session runs and waits), the session (libpq's protocol, pipelines,
+    // prepared statements, transactions), and the pool (leases, deadlines, cancels, replacement; the listener and
+    // migrations), which is what the services import.
+    .target(name: "PostgresValues", dependencies: ["CLibpq"], path: "Shared/Postgres/Values", swiftSettings: strictSettings),
+    .target(
+        name: "PostgresWaiting", dependencies: ["CLibpq", "Locking"], path: "Shared/Postgres/Waiting",
+        swiftSettings: strictSettings
+    ),
+    .target(
+        name: "PostgresSession", dependencies: ["CLibpq", "Locking", "PostgresValues", "PostgresWaiting"],
+        path: "Shared/Postgres/Session", swiftSettings: strictSettings
+    ),
+    .target(
+        name: "Postgres",
+        dependencies: ["Locking", "PostgresSession", "PostgresValues", logging, metrics, serviceLifecycle],
+        path: "Shared/Postgres/Pool",
+        swiftSettings: strictSettings
+    ),
+
+    // Server plumbing every service needs, written once.
+    .target(
+        name: "ServiceKit",
+        dependencies: [
+            "Contracts", "Locking", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
+            argumentParser, jwtKit, crypto,
+            prometheus,
+        ],
+        path: "Shared/ServiceKit",
+        swiftSettings: strictSettings
+    ),
+
+    // An append-only event log in PostgreSQL, for any service that keeps one (favorites-service).
+    .target(
+        name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle], path: "Shared/EventStore",
+        swiftSettings: strictSettings
+    ),
+
+    // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
+    .target(
+        name: "TestSupport",
+        dependencies: [
+            "Locking", "Postgres", "ServiceKit", "Contracts", hummingbird, hummingbirdTesting, logging, configuration, jwtKit,
+            nioCore,
+        ],
+        path: "Shared/TestSupport",
+        exclude: ["tls-record-relay.py"],
+        swiftSettings: strictSettings
+    ),
+]
+
+let serviceTargets: [Target] =
+    Target.service("auth-service", module: "AuthService", dependencies: [
+        jwtKit, crypto, metrics, bcrypt,
+    ])
+    + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
+        httpClient, crypto, nioCore, nioHTTP1,
+    ])
+    + Target.service("favorites-service", module: "FavoritesService", dependencies: [
+        "EventStore", httpClient, crypto, serviceLifecycle, nioCore, nioHTTP1,
+    ])
+
+/// Tools the tests and benchmarks run, and the tests.
+let toolAndTestTargets: [Target] = [
+    // Ticketmaster and Rijksmuseum stand-in serving the recorded fixtures (tests and the keyless stack).
+    .target(
+        name: "ReplayUpstream",
+        dependencies: ["Locking", hummingbird, nioCore],
+        path: "Tools/ReplayUpstream",
+        swiftSettings: strictSettings
+    ),
+    .executableTarget(
+        name: "replay-upstream",
+        dependencies: ["ReplayUpstream", hummingbird, argumentParser],
+        path: "Tools/replay-upstream",
+        swiftSettings: strictSettings
+    ),
+    // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.
+    .executableTarget(
+        name: "postgres-bench",
+        dependencies: ["Postgres", argumentParser],
+        path: "bench/postgres-bench",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "APIContractTests",
+        dependencies: [
+            "AuthService", "CatalogProxy", "FavoritesService", "ServiceKit", "TestSupport", "Contracts",
+            hummingbird, hummingbirdTesting, configuration,
+        ],
+        path: "Tests/APIContractTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "ContractsTests",
+        dependencies: ["Contracts"],
+        path: "Tests/ContractsTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "EndToEndTests",
+        dependencies: [
+            "Contracts", "FavoriteMeClient", "Locking", "Postgres", "TestSupport", httpClient, logging,
+            nioCore, nioHTTP1,
+        ],
+        path: "Tests/EndToEndTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "EventStoreTests",
+        dependencies: ["EventStore", "Postgres", "TestSupport"],
+        path: "Tests/EventStoreTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "LockingTests",
+        dependencies: ["Locking"],
+        path: "Tests/LockingTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "PostgresTests",
+        dependencies: ["Postgres", "PostgresSession", "PostgresValues", "PostgresWaiting", "TestSupport"],
+        path: "Tests/PostgresTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "AuthServiceTests",
+        dependencies: [
+            "AuthService", "Locking", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird,
+            hummingbirdTesting, jwtKit, crypto, logging, configuration, httpClient, nioCore,
+        ],
+        path: "Tests/AuthServiceTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "CatalogProxyTests",
+        dependencies: [
+            "CatalogProxy", "Locking", "Postgres", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
+            hummingbirdTesting, logging, httpClient, jwtKit, nioCore,
+        ],
+        path: "Tests/CatalogProxyTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "FavoritesServiceTests",
+        dependencies: [
+            "FavoritesService", "CatalogProxy", "ReplayUpstream", "EventStore", "ServiceKit", "TestSupport",
+            "Contracts", "Postgres", hummingbird, hummingbirdTesting, nioCore,
+        ],
+        path: "Tests/FavoritesServiceTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
+        name: "ServiceKitTests",
+        dependencies: [
+            "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting, httpClient,
+            serviceLifecycle, logging, argumentParser, nioCore,
+            nioHTTP1,
+        ],
+        path: "Tests/ServiceKitTests",
+        swiftSettings: strictSettings
+    ),
+]
+
 let package = Package(
     name: "favoriteme-cloud",
-    // The client library and the contract run in an iOS 17 or macOS 14 app; the services need no more.
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    // The client library and the contract need iOS 15 (URLSession's async calls; its SwiftUI model needs 17). macOS
+    // stays at 14 because the same manifest builds the services on a Mac, and Hummingbird needs 14.
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .library(name: "Contracts", targets: ["Contracts"]),
         .library(name: "FavoriteMeClient", targets: ["FavoriteMeClient"]),
@@ -54,6 +261,11 @@ let package = Package(
         .executable(name: "auth-service", targets: ["auth-service"]),
         .executable(name: "catalog-proxy", targets: ["catalog-proxy"]),
         .executable(name: "favorites-service", targets: ["favorites-service"]),
+    ],
+    // `Server` (on by default) builds everything; an app turns it off to get the client alone (see `external`).
+    traits: [
+        .trait(name: "Server", description: "The services, their tools and tests, and favme."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -69,195 +281,5 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
     ],
-    targets: [
-        // Foundation-only types shared with clients (an iOS app can import this module), and the published OpenAPI
-        // document that describes them (a resource: the services serve it).
-        .target(
-            name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
-        ),
-
-        // The API for apps: typed calls, sessions that refresh themselves, writes that survive being offline. Foundation
-        // (URLSession) and Contracts only: no server code.
-        .target(
-            name: "FavoriteMeClient", dependencies: ["Contracts"], path: "Clients/FavoriteMeClient",
-            swiftSettings: strictSettings
-        ),
-        // The command-line client on the same library.
-        .executableTarget(
-            name: "favme", dependencies: ["FavoriteMeClient", "Contracts", argumentParser], path: "Clients/favme",
-            swiftSettings: strictSettings
-        ),
-
-        // The project's one lock (see Locked.swift for why not Synchronization.Mutex).
-        .target(name: "Locking", path: "Shared/Locking", swiftSettings: strictSettings),
-
-        // PostgreSQL through libpq (Debian: libpq-dev), wrapped once.
-        .systemLibrary(
-            name: "CLibpq",
-            path: "Shared/CLibpq",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]
-        ),
-        // In layers, each a target that sees only those below it: values (SQL, encoding, errors: no threads, no
-        // locks), the session's thread (where a session runs and waits), the session (libpq's protocol, pipelines,
-        // prepared statements, transactions), and the pool (leases, deadlines, cancels, replacement; the listener and
-        // migrations), which is what the services import.
-        .target(name: "PostgresValues", dependencies: ["CLibpq"], path: "Shared/Postgres/Values", swiftSettings: strictSettings),
-        .target(
-            name: "PostgresWaiting", dependencies: ["CLibpq", "Locking"], path: "Shared/Postgres/Waiting",
-            swiftSettings: strictSettings
-        ),
-        .target(
-            name: "PostgresSession", dependencies: ["CLibpq", "Locking", "PostgresValues", "PostgresWaiting"],
-            path: "Shared/Postgres/Session", swiftSettings: strictSettings
-        ),
-        .target(
-            name: "Postgres",
-            dependencies: ["Locking", "PostgresSession", "PostgresValues", logging, metrics, serviceLifecycle],
-            path: "Shared/Postgres/Pool",
-            swiftSettings: strictSettings
-        ),
-
-        // Server plumbing every service needs, written once.
-        .target(
-            name: "ServiceKit",
-            dependencies: [
-                "Contracts", "Locking", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
-                argumentParser, jwtKit, crypto,
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Shared/ServiceKit",
-            swiftSettings: strictSettings
-        ),
-
-        // An append-only event log in PostgreSQL, for any service that keeps one (favorites-service).
-        .target(
-            name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle], path: "Shared/EventStore",
-            swiftSettings: strictSettings
-        ),
-
-        // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
-        .target(
-            name: "TestSupport",
-            dependencies: [
-                "Locking", "Postgres", "ServiceKit", "Contracts", hummingbird, hummingbirdTesting, logging, configuration, jwtKit,
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Shared/TestSupport",
-            exclude: ["tls-record-relay.py"],
-            swiftSettings: strictSettings
-        ),
-    ]
-        + Target.service("auth-service", module: "AuthService", dependencies: [
-            jwtKit, crypto, metrics, .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-        ])
-        + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
-            httpClient, crypto, .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-        ])
-        + Target.service("favorites-service", module: "FavoritesService", dependencies: [
-            "EventStore", httpClient, crypto, serviceLifecycle, .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
-        ])
-        + [
-            // Ticketmaster and Rijksmuseum stand-in serving the recorded fixtures (tests and the keyless stack).
-            .target(
-                name: "ReplayUpstream",
-                dependencies: ["Locking", hummingbird, .product(name: "NIOCore", package: "swift-nio")],
-                path: "Tools/ReplayUpstream",
-                swiftSettings: strictSettings
-            ),
-            .executableTarget(
-                name: "replay-upstream",
-                dependencies: ["ReplayUpstream", hummingbird, argumentParser],
-                path: "Tools/replay-upstream",
-                swiftSettings: strictSettings
-            ),
-            // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.
-            .executableTarget(
-                name: "postgres-bench",
-                dependencies: ["Postgres", argumentParser],
-                path: "bench/postgres-bench",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "APIContractTests",
-                dependencies: [
-                    "AuthService", "CatalogProxy", "FavoritesService", "ServiceKit", "TestSupport", "Contracts",
-                    hummingbird, hummingbirdTesting, configuration,
-                ],
-                path: "Tests/APIContractTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "ContractsTests",
-                dependencies: ["Contracts"],
-                path: "Tests/ContractsTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "EndToEndTests",
-                dependencies: [
-                    "Contracts", "FavoriteMeClient", "Locking", "Postgres", "TestSupport", httpClient, logging,
-                    .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                ],
-                path: "Tests/EndToEndTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "EventStoreTests",
-                dependencies: ["EventStore", "Postgres", "TestSupport"],
-                path: "Tests/EventStoreTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "LockingTests",
-                dependencies: ["Locking"],
-                path: "Tests/LockingTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "PostgresTests",
-                dependencies: ["Postgres", "PostgresSession", "PostgresValues", "PostgresWaiting", "TestSupport"],
-                path: "Tests/PostgresTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "AuthServiceTests",
-                dependencies: [
-                    "AuthService", "Locking", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird,
-                    hummingbirdTesting, jwtKit, crypto, logging, configuration, httpClient, .product(name: "NIOCore", package: "swift-nio"),
-                ],
-                path: "Tests/AuthServiceTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "CatalogProxyTests",
-                dependencies: [
-                    "CatalogProxy", "Locking", "Postgres", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
-                    hummingbirdTesting, logging, httpClient, jwtKit, .product(name: "NIOCore", package: "swift-nio"),
-                ],
-                path: "Tests/CatalogProxyTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "FavoritesServiceTests",
-                dependencies: [
-                    "FavoritesService", "CatalogProxy", "ReplayUpstream", "EventStore", "ServiceKit", "TestSupport",
-                    "Contracts", "Postgres", hummingbird, hummingbirdTesting, .product(name: "NIOCore", package: "swift-nio"),
-                ],
-                path: "Tests/FavoritesServiceTests",
-                swiftSettings: strictSettings
-            ),
-            .testTarget(
-                name: "ServiceKitTests",
-                dependencies: [
-                    "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird, hummingbirdTesting, httpClient,
-                    serviceLifecycle, logging, argumentParser, .product(name: "NIOCore", package: "swift-nio"),
-                    .product(name: "NIOHTTP1", package: "swift-nio"),
-                ],
-                path: "Tests/ServiceKitTests",
-                swiftSettings: strictSettings
-            ),
-        ]
+    targets: sharedTargets + serviceTargets + toolAndTestTargets
 )
