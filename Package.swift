@@ -193,6 +193,12 @@ let toolAndTestTargets: [Target] = [
         swiftSettings: strictSettings
     ),
     .testTarget(
+        name: "FavoriteMeClientTests",
+        dependencies: ["FavoriteMeClient", "Contracts"],
+        path: "Tests/FavoriteMeClientTests",
+        swiftSettings: strictSettings
+    ),
+    .testTarget(
         name: "EventStoreTests",
         dependencies: ["EventStore", "Postgres", "TestSupport"],
         path: "Tests/EventStoreTests",

@@ -21,25 +21,28 @@ extension FavoriteMeClient {
                                                    authenticated: false), as: AuthSession.self))
     }
 
+    /// The new session ends the one before (and any refresh of it under way); this user's queue and copy open, and
+    /// what waited in the queue from their last session goes out.
     private func start(_ session: AuthSession) async throws(FavoriteMeError) -> UserProfile {
-        try await sessions.replace(with: StoredSession(session, now: Date()))
-        await outbox.own(for: session.user.id)  // another user's copy and queue are not this one's
+        await outbox.close()
+        try await sessions.begin(StoredSession(session, now: Date()))
+        try await outbox.open(for: session.user.id)
+        Task { await sendPendingWrites() }
         return session.user
     }
 
-    /// At launch: the signed-in user, read from the server (so the app opens into their experience as it is now), or
-    /// nil when nobody is signed in any more (the stored session ended, or there is none). One call.
+    /// At launch: the signed-in user as stored, with their queue and synced favorites, without the network, so that
+    /// an app opened offline opens into its screens; nil when nobody is signed in. Then, in the background, the
+    /// profile is read again (``AuthEvent/refreshed(_:)``, or ``AuthEvent/sessionExpired(_:)`` when the server
+    /// ended the session meanwhile) and the queue is sent.
     public func restoreSession() async throws(FavoriteMeError) -> UserProfile? {
         guard let stored = try await sessions.current() else { return nil }
-        await outbox.own(for: stored.user.id)
-        do {
-            return try await me()
-        } catch .signedOut {
-            return nil
-        } catch .refused(let problem) where problem.status == 401 {
-            await sessions.clear()
-            return nil
+        try await outbox.open(for: stored.user.id)
+        Task {
+            _ = try? await me()
+            await sendPendingWrites()
         }
+        return stored.user
     }
 
     /// The user as last stored, without a request.
@@ -48,7 +51,8 @@ extension FavoriteMeClient {
     }
 
     /// Signs out (`scope`: this device, the others, or everywhere). This device's session is forgotten locally even
-    /// when the server cannot be reached: the refresh token it held is no longer kept.
+    /// when the server cannot be reached: the refresh token it held is no longer kept. The synced copy goes; writes
+    /// still waiting stay on the device, and go out at this user's next sign-in on it.
     public func signOut(_ scope: LogoutScope = .current) async throws(FavoriteMeError) {
         guard let session = try await sessions.current() else { return }
         let body = try encode(RefreshRequest(refreshToken: session.refreshToken))
@@ -65,10 +69,10 @@ extension FavoriteMeClient {
         if scope != .others { await forget() }
     }
 
-    /// Forgets the session and the device's copy of the user's favorites, with any writes still waiting.
+    /// Forgets the session and the device's copy of the user's favorites; the queue stays for their next sign-in.
     private func forget() async {
-        await sessions.clear()
-        await outbox.own(for: nil)
+        await outbox.close(forgettingCopy: true)
+        await sessions.end()
     }
 
     public func me() async throws(FavoriteMeError) -> UserProfile {
@@ -97,8 +101,10 @@ extension FavoriteMeClient {
     /// Deletes the account (the password re-confirmed) and signs out.
     public func deleteAccount(password: String) async throws(FavoriteMeError) {
         let body = try encode(AccountDeletion(password: password))
+        let user = try await sessions.current()?.user
         _ = try await send(Call(method: "DELETE", path: "/v1/auth/me", body: body), as: NoContent.self)
-        await forget()
+        if let user { await outbox.erase(user.id) }  // its waiting writes can never be sent now
+        await sessions.end()
     }
 
     /// The user's sessions (devices), this one marked `current`.
@@ -112,8 +118,6 @@ extension FavoriteMeClient {
     }
 
     private func remember(_ user: UserProfile) async throws(FavoriteMeError) {
-        guard var session = try await sessions.current(), session.user != user else { return }
-        session.user = user
-        try await sessions.replace(with: session)
+        try await sessions.remember(user)
     }
 }

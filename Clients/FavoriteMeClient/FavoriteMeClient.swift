@@ -5,37 +5,63 @@ import FoundationNetworking
 #endif
 
 /// The FavoriteMe Cloud API for an app: typed async calls for every public route, a session that refreshes itself,
-/// problems as values (``FavoriteMeError``), and writes that survive being offline (``Outbox``).
+/// problems as values (``FavoriteMeError``), and every write through one ordered queue per user that survives being
+/// offline, being killed and users switching (``PendingWrite``).
 ///
 ///     let client = FavoriteMeClient(baseURL: URL(string: "https://api.example.com")!,
-///                                   tokens: KeychainTokenStore(), local: FileLocalStore(url: stateURL))
+///                                   tokens: KeychainTokenStore(), local: FileLocalStore(directory: stateURL))
 ///     if let user = try await client.restoreSession() { open(user.experience) } else { showSignIn() }
 ///
-/// Built on URLSession and `Contracts` only, so it runs in an iOS 17 or macOS 14 app and on Linux.
+/// Built on URLSession and `Contracts` only, so it runs in an iOS 15 or macOS 14 app and on Linux.
 public final class FavoriteMeClient: Sendable {
     public let baseURL: URL
     /// Sent with sign-in and sign-up, listed in the user's sessions ("iPhone").
     public let deviceName: String?
+    public let retryPolicy: RetryPolicy
     let urlSession: URLSession
     let sessions: SessionKeeper
     let outbox: Outbox
     let timeout: TimeInterval
     let observer: (@Sendable (_ method: String, _ path: String) -> Void)?
+    private let networkWatch = NetworkWatch()
 
     /// - Parameters:
     ///   - tokens: where the session is kept between launches.
-    ///   - local: where writes made offline wait, and the synced favorites are kept.
+    ///   - local: where each user's queue of writes and synced favorites are kept.
+    ///   - retryPolicy: how a write that failed on the way is retried before it is parked.
     ///   - observer: told of every request the client sends (method and path), e.g. for logs.
     public init(baseURL: URL, deviceName: String? = nil, tokens: any TokenStore = MemoryTokenStore(),
-                local: any LocalStore = MemoryLocalStore(), urlSession: URLSession = .shared,
-                timeout: TimeInterval = 15, observer: (@Sendable (String, String) -> Void)? = nil) {
+                local: any LocalStore = MemoryLocalStore(), retryPolicy: RetryPolicy = RetryPolicy(),
+                urlSession: URLSession = .shared, timeout: TimeInterval = 15,
+                observer: (@Sendable (String, String) -> Void)? = nil) {
         self.baseURL = baseURL
         self.deviceName = deviceName
+        self.retryPolicy = retryPolicy
         self.urlSession = urlSession
-        sessions = SessionKeeper(store: tokens)
-        outbox = Outbox(store: local)
+        let outbox = Outbox(store: local, events: Broadcast())
+        self.outbox = outbox
+        sessions = SessionKeeper(store: tokens, events: Broadcast()) { _ in await outbox.close(forgettingCopy: true) }
         self.timeout = timeout
         self.observer = observer
+        // When the network returns, the queue goes out (Apple platforms; elsewhere call sendPendingWrites()).
+        networkWatch.start { [weak self] in
+            guard let self else { return }
+            Task { await self.sendPendingWrites() }
+        }
+    }
+
+    deinit { networkWatch.stop() }
+
+    /// The session's events, starting with where it stands now (``AuthEvent/signedIn(_:)`` or
+    /// ``AuthEvent/signedOut``): what an app's root screen follows.
+    public func authEvents() async -> AsyncStream<AuthEvent> {
+        await sessions.events.subscribe(startingWith: await sessions.state())
+    }
+
+    /// What happens to the device's favorites and queue: read them again on ``LocalEvent/changed``, tell the user of
+    /// a refused or parked write, report a document set aside.
+    public func localEvents() async -> AsyncStream<LocalEvent> {
+        await outbox.events.subscribe()
     }
 
     /// An answer without a body (204).
@@ -52,25 +78,26 @@ public final class FavoriteMeClient: Sendable {
         var authenticated = true
     }
 
-    func send<Answer: Decodable>(_ call: Call, as type: Answer.Type = Answer.self) async throws(FavoriteMeError)
-        -> Answer
+    func send<Answer: Decodable>(_ call: Call, as type: Answer.Type = Answer.self, for user: UUID? = nil)
+        async throws(FavoriteMeError) -> Answer
     {
-        try decode(try await sendForData(call), as: type)
+        try decode(try await sendForData(call, for: user), as: type)
     }
 
     /// The answer's status and body; a problem is thrown as ``FavoriteMeError/refused(_:)``.
-    func sendForData(_ call: Call) async throws(FavoriteMeError) -> (status: Int, body: Data) {
+    /// `user`: the user the call is made for (a queued write's owner); sent only with that user's session.
+    func sendForData(_ call: Call, for user: UUID? = nil) async throws(FavoriteMeError) -> (status: Int, body: Data) {
         guard call.authenticated else { return try await exchange(call, token: nil) }
         let refresh = refresher
-        let token = try await sessions.accessToken(refresh: refresh)
+        let credential = try await sessions.credential(for: user, refresh: refresh)
         do {
-            return try await exchange(call, token: token)
+            return try await exchange(call, token: credential.token)
         } catch .refused(let problem) where problem.status == 401
             && [.tokenExpired, .invalidToken].contains(problem.type)
         {
             // Expired (or revoked) on the server's clock: one refresh, shared with any concurrent call, then again.
-            let fresh = try await sessions.refreshed(after: token, refresh: refresh)
-            return try await exchange(call, token: fresh.accessToken)
+            let fresh = try await sessions.refreshed(after: credential, refresh: refresh)
+            return try await exchange(call, token: fresh.token)
         }
     }
 
@@ -105,6 +132,8 @@ public final class FavoriteMeClient: Sendable {
         let response: URLResponse
         do {
             (data, response) = try await urlSession.data(for: request)
+        } catch let error as URLError where Self.neverLeft.contains(error.code) {
+            throw .offline("\(error.code.rawValue) \(error.localizedDescription)")
         } catch {
             throw .transport((error as? URLError).map { "\($0.code.rawValue) \($0.localizedDescription)" } ?? "\(error)")
         }
@@ -117,6 +146,12 @@ public final class FavoriteMeClient: Sendable {
         }
         throw .unexpectedAnswer(status: status, detail: String(decoding: data.prefix(200), as: UTF8.self))
     }
+
+    /// Failures where the request cannot have reached the server: no network, no route, nothing listening.
+    private static let neverLeft: Set<URLError.Code> = [
+        .notConnectedToInternet, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .dataNotAllowed,
+        .internationalRoamingOff, .callIsActive,
+    ]
 
     func decode<Answer: Decodable>(_ answer: (status: Int, body: Data), as type: Answer.Type) throws(FavoriteMeError)
         -> Answer

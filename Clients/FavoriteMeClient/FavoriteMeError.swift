@@ -6,8 +6,11 @@ import Foundation
 public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered with a problem (RFC 9457): its `type` is what to branch on.
     case refused(APIProblem)
-    /// The request or its answer was lost on the way: offline, timed out, connection dropped. Writes made with the
-    /// client's ``FavoriteMeClient/favorite(_:in:)`` and friends are queued instead of failing with this.
+    /// The server could not be reached at all (no network, no route, nothing listening): the request never left.
+    /// Writes made with ``FavoriteMeClient/favorite(_:in:)`` and friends wait in the queue instead.
+    case offline(String)
+    /// The request or its answer was lost on the way (timed out, connection dropped): the server may have acted.
+    /// Writes are sent again with the same key, which the server applies once.
     case transport(String)
     /// The server answered with something that is not what its contract says (a bug, or a proxy in between).
     case unexpectedAnswer(status: Int, detail: String)
@@ -19,7 +22,8 @@ public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .refused(let problem): "\(problem.status) \(problem.type): \(problem.detail) (request \(problem.requestId))"
-        case .transport(let detail): "could not reach the server: \(detail)"
+        case .offline(let detail): "could not reach the server: \(detail)"
+        case .transport(let detail): "the exchange with the server was cut: \(detail)"
         case .unexpectedAnswer(let status, let detail): "unexpected answer \(status): \(detail)"
         case .signedOut: "not signed in"
         case .storage(let detail): "the device's storage failed: \(detail)"

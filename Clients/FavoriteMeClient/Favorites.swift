@@ -7,15 +7,17 @@ public struct SyncReport: Sendable, Equatable {
     public var changes: [FavoriteChange]
 }
 
-/// What a write to the favorites did: done (with the server's answer), or queued to be sent when the server can be
-/// reached (its heart already drawn).
+/// What a write to the favorites did: done (with the server's answer); queued, to be sent when the server can be
+/// reached or on its next attempt (its heart already drawn); or parked after failing too often (see
+/// ``FavoriteMeClient/parkedWrites()``).
 public enum WriteResult<Value: Sendable>: Sendable {
     case done(Value)
     case queued(PendingWrite)
+    case parked(PendingWrite, reason: String)
 }
 
-/// The user's favorites (`/v1/favorites`). Writes go through the device's queue (see ``PendingWrite``): made offline,
-/// or failing on the way, they wait and are sent in order later, each applied once.
+/// The user's favorites (`/v1/favorites`). Every write goes through the signed-in user's queue (see
+/// ``PendingWrite``), online or not, so that writes reach the server in the order they were made, each once.
 extension FavoriteMeClient {
     /// Favorites an item: 201's favorite, or the stored one when it already was.
     @discardableResult
@@ -53,69 +55,125 @@ extension FavoriteMeClient {
 
     /// The writes waiting to be sent, oldest first.
     public func pendingWrites() async -> [PendingWrite] {
-        await outbox.load().pending
+        await outbox.waiting
     }
 
-    /// Sends the waiting writes in order, each with its own key, until one cannot reach the server. A write the
-    /// server refuses is dropped (its heart rolls back) and reported. Concurrent calls share one drain.
+    /// The writes that failed too often and wait for the app's decision: ``retryParkedWrites()`` or
+    /// ``discardParkedWrites()``.
+    public func parkedWrites() async -> [PendingWrite] {
+        await outbox.parked
+    }
+
+    /// Puts the parked writes back at the end of the queue (as if made now, with the same keys) and sends it.
+    @discardableResult
+    public func retryParkedWrites() async -> DrainReport {
+        await outbox.unpark()
+        return await sendPendingWrites()
+    }
+
+    public func discardParkedWrites() async {
+        await outbox.discardParked()
+    }
+
+    /// Sends the signed-in user's waiting writes in order, each with its own key, until none is left or the server
+    /// cannot be reached. A write that fails on the way, or that the server cannot take now (408, 429, 5xx), is
+    /// retried with backoff as ``retryPolicy`` says, then parked; one the server refuses for good is dropped (its
+    /// heart rolls back). Writes made meanwhile join the drain under way. Concurrent calls share one drain, and a
+    /// call cuts short its wait before the next attempt (the user asked, or the network returned).
     @discardableResult
     public func sendPendingWrites() async -> DrainReport {
-        await outbox.drain { [self] in
-            var report = DrainReport()
-            let pending = await outbox.load().pending
-            for write in pending {
-                do throws(FavoriteMeError) {
-                    let answer = try await perform(write)
-                    await outbox.update { state in
-                        state.pending.removeAll { $0.id == write.id }
-                        state.apply(write.kind, answer: answer)
-                    }
-                    report.sent.append(write)
-                } catch .refused(let problem) where problem.isFinal {
-                    await outbox.update { $0.pending.removeAll { $0.id == write.id } }
-                    report.refused.append(.init(write: write, problem: problem))
-                } catch {
-                    break  // offline, or the server or the session not ready: the rest wait their turn
-                }
-            }
-            report.waiting = await outbox.load().pending.count
-            return report
+        await outbox.wake()
+        return await drainQueue()
+    }
+
+    /// The drain, without cutting its wait short (what a new write starts or joins).
+    func drainQueue() async -> DrainReport {
+        guard let user = try? await sessions.current()?.user, (try? await outbox.open(for: user.id)) != nil else {
+            await outbox.settleWaiters()  // a write that was waiting for this drain waits on
+            return DrainReport(waiting: await outbox.waiting.count)
         }
+        return await outbox.drain(for: user.id) { [self] in await drain(for: user.id) }
+    }
+
+    private func drain(for owner: UUID) async -> DrainReport {
+        var report = DrainReport()
+        while let write = await outbox.nextToSend(for: owner) {
+            let verdict: AttemptVerdict
+            var answer: Favorite?
+            do throws(FavoriteMeError) {
+                answer = try await perform(write, for: owner)
+                verdict = .applied
+            } catch {
+                verdict = AttemptVerdict(error)
+            }
+            switch verdict {
+            case .applied:
+                await outbox.markSent(write, answer: answer)
+                report.sent.append(write)
+            case .rejected(let problem):
+                await outbox.drop(write, refusedWith: problem)
+                report.refused.append(.init(write: write, problem: problem))
+            case .offline, .stop:
+                await outbox.endDrain(for: owner)
+                report.waiting = await outbox.waiting.count
+                return report
+            case .retry(let retryAfter):
+                let failures = await outbox.recordFailure(of: write)
+                if failures >= retryPolicy.attempts {
+                    await outbox.park(write, reason: "failed \(failures) times, the last with \(retryAfter.map { "Retry-After \($0)" } ?? "no answer the API knows")")
+                    report.parked.append(write)
+                    continue
+                }
+                let delay = retryPolicy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: .random(in: 0...1))
+                guard delay <= retryPolicy.longestDelay else {
+                    // Longer than a flush waits: the queue keeps its order and goes out again when the wait is over.
+                    await outbox.endDrain(for: owner)
+                    await outbox.schedule(after: delay) { [self] in await sendPendingWrites() }
+                    report.waiting = await outbox.waiting.count
+                    return report
+                }
+                await outbox.pause(for: delay)
+            }
+        }
+        report.waiting = await outbox.waiting.count
+        return report
     }
 
     /// Brings the device's copy up to date from the changes feed, after sending the waiting writes: what another
     /// device did shows here. Returns what was sent and the changes applied.
     @discardableResult
     public func syncFavorites() async throws(FavoriteMeError) -> SyncReport {
+        guard let user = try await sessions.current()?.user else { throw .signedOut }
+        try await outbox.open(for: user.id)
         let sent = await sendPendingWrites()
+        let folding = await outbox.sentWrites
         var applied: [FavoriteChange] = []
         while true {
-            let since = await outbox.load().syncedVersion
+            let since = await outbox.syncedVersion
             let page: FavoriteChanges
             do {
                 page = try await send(Call(method: "GET", path: "/v1/favorites/changes",
                                            query: [URLQueryItem(name: "since", value: String(since))]),
-                                      as: FavoriteChanges.self)
+                                      as: FavoriteChanges.self, for: user.id)
             } catch .refused(let problem) where problem.type == .syncPositionAhead && since > 0 {
-                // The copy on the device is not of this account's log (another account's, or from before a
-                // restore): start it again from the beginning rather than skip what came since.
-                await outbox.update { $0.restartSync() }
+                // The copy on the device is not of this account's log (from before a restore, say): start it again
+                // from the beginning rather than skip what came since.
+                await outbox.restartSync()
                 applied = []
                 continue
             }
-            await outbox.update { state in
-                for change in page.changes { state.apply(change) }
-                state.syncedVersion = max(state.syncedVersion, page.version)
-            }
+            await outbox.apply(page.changes, upTo: page.version)
             applied += page.changes
-            guard page.hasMore else { return SyncReport(sent: sent, changes: applied) }
+            guard page.hasMore else { break }
         }
+        await outbox.finishSync(folding: folding)
+        return SyncReport(sent: sent, changes: applied)
     }
 
-    /// The device's copy of one experience's favorites, most recent first (no request; see ``syncFavorites()``).
+    /// The device's copy of one experience's favorites, most recent first (no request): as last synced, with the
+    /// writes the server applied since on top. What to show when the server cannot be reached.
     public func syncedFavorites(in experience: ExperienceID) async -> [Favorite] {
-        (await outbox.load().favorites[experience.rawValue]?.values).map { Array($0) }?
-            .sorted { $0.favoritedAt > $1.favoritedAt } ?? []
+        await outbox.favorites(in: experience).sorted { $0.favoritedAt > $1.favoritedAt }
     }
 
     /// One page of the favorites as the server has them, in `sort` order (the experience's default when nil),
@@ -147,67 +205,55 @@ extension FavoriteMeClient {
 
     // MARK: Writes
 
-    /// A write through the queue: behind writes already waiting (order matters: a favorite then an unfavorite), else
-    /// sent now; queued when the server cannot be reached.
+    /// A write through the signed-in user's queue: saved first (a write that cannot be saved throws), then sent in
+    /// its turn. Answers when its first attempt is over: done, refused (thrown), or queued for later.
     private func write(_ kind: PendingWrite.Kind) async throws(FavoriteMeError) -> WriteResult<Favorite?> {
         guard let user = try await sessions.current()?.user else { throw .signedOut }
-        await outbox.own(for: user.id)
+        try await outbox.open(for: user.id)
         let write = PendingWrite(kind)
-        await outbox.update { $0.pending.append(write) }
-        let waiting = await outbox.load().pending
-        if waiting.count > 1 {
-            let report = await sendPendingWrites()
-            if let refused = report.refused.first(where: { $0.write.id == write.id }) { throw .refused(refused.problem) }
-            if report.sent.contains(where: { $0.id == write.id }) {
-                return .done(await outbox.load().favorites[kind.experience.rawValue]?[kind.itemId ?? ""])
-            }
-            return .queued(write)
-        }
-        do {
-            let answer = try await perform(write)
-            await outbox.update { state in
-                state.pending.removeAll { $0.id == write.id }
-                state.apply(kind, answer: answer)
-            }
-            return .done(answer)
-        } catch .transport {
-            return .queued(write)  // stays in the queue, sent later with the same key
-        } catch {
-            await outbox.update { $0.pending.removeAll { $0.id == write.id } }  // refused: the heart rolls back
-            throw error
+        try await outbox.enqueue(write, for: user.id)
+        Task { await drainQueue() }
+        switch await outbox.outcome(of: write.id) {
+        case .sent(let answer): return .done(answer)
+        case .refused(let problem): throw .refused(problem)
+        case .parked(let reason): return .parked(write, reason: reason)
+        case .waiting: return .queued(write)
         }
     }
 
-    /// Sends one write with its key; the favorite it answers with, for favorites and cards.
-    private func perform(_ write: PendingWrite) async throws(FavoriteMeError) -> Favorite? {
+    /// Sends one write of `owner` with its key; the favorite it answers with, for favorites and cards.
+    private func perform(_ write: PendingWrite, for owner: UUID) async throws(FavoriteMeError) -> Favorite? {
         let key = ["Idempotency-Key": write.id.uuidString.lowercased()]
         func itemPath(_ experience: ExperienceID, _ itemId: String) -> String {
             "/v1/favorites/\(Self.segment(experience.rawValue))/\(Self.segment(itemId))"
         }
         switch write.kind {
         case .favorite(let experience, let itemId):
-            return try await send(Call(method: "PUT", path: itemPath(experience, itemId), headers: key), as: Favorite.self)
+            return try await send(Call(method: "PUT", path: itemPath(experience, itemId), headers: key),
+                                  as: Favorite.self, for: owner)
         case .unfavorite(let experience, let itemId):
-            _ = try await send(Call(method: "DELETE", path: itemPath(experience, itemId), headers: key), as: NoContent.self)
+            _ = try await send(Call(method: "DELETE", path: itemPath(experience, itemId), headers: key),
+                               as: NoContent.self, for: owner)
             return nil
         case .clear(let experience):
             _ = try await send(Call(method: "DELETE", path: "/v1/favorites",
                                     query: [URLQueryItem(name: "experience", value: experience.rawValue)], headers: key),
-                               as: NoContent.self)
+                               as: NoContent.self, for: owner)
             return nil
         case .writeCard(let experience, let draft):
             return try await send(Call(method: "POST", path: "/v1/favorites/cards",
                                        query: [URLQueryItem(name: "experience", value: experience.rawValue)],
-                                       body: try encode(draft), headers: key), as: Favorite.self)
+                                       body: try encode(draft), headers: key), as: Favorite.self, for: owner)
         }
     }
 }
 
 extension WriteResult {
-    func map<Other: Sendable>(_ transform: (Value) -> Other) -> WriteResult<Other> {
+    public func map<Other: Sendable>(_ transform: (Value) -> Other) -> WriteResult<Other> {
         switch self {
         case .done(let value): .done(transform(value))
         case .queued(let write): .queued(write)
+        case .parked(let write, let reason): .parked(write, reason: reason)
         }
     }
 }
@@ -219,6 +265,7 @@ extension WriteResult where Value == Favorite? {
         case .done(let favorite?): return .done(favorite)
         case .done(nil): throw .unexpectedAnswer(status: 200, detail: "a write answered without its favorite")
         case .queued(let write): return .queued(write)
+        case .parked(let write, let reason): return .parked(write, reason: reason)
         }
     }
 }

@@ -1,48 +1,108 @@
-import Contracts
 import Foundation
 
-/// What the client keeps on the device besides the session: writes waiting to be sent, and the favorites as last
-/// synced with the changes feed.
-public struct LocalState: Codable, Sendable, Equatable {
-    /// The user this copy belongs to.
-    public var owner: UUID?
-    /// In the order they were made.
-    public var pending: [PendingWrite] = []
-    /// The stream version the synced favorites are at (`since` for the next sync).
-    public var syncedVersion: Int64 = 0
-    /// By experience, then item id.
-    public var favorites: [String: [String: Favorite]] = [:]
+/// The files the client keeps for each user of the device, besides the session.
+public enum LocalDocument: String, Sendable, CaseIterable, Codable {
+    /// The writes not yet folded into the synced copy: small, saved on every heart.
+    case queue
+    /// The favorites as last synced and the position in the changes feed: saved by a sync only, so a heart never
+    /// rewrites a large copy.
+    case favorites
+}
+
+/// Where the client keeps each user's ``LocalDocument``s: files for an app or a command-line tool
+/// (``FileLocalStore``), memory in tests (``MemoryLocalStore``). The client encodes, versions and migrates the
+/// documents; a store only keeps bytes.
+public protocol LocalStore: Sendable {
+    /// The document's bytes, or nil when there is none.
+    func read(_ document: LocalDocument, of user: UUID) async throws -> Data?
+    /// Replaces the document whole; after a crash the old bytes or the new are there, never a mix.
+    func write(_ data: Data, to document: LocalDocument, of user: UUID) async throws
+    /// Moves a document the client cannot read out of the way, keeping its bytes, and says where it went.
+    func setAside(_ document: LocalDocument, of user: UUID) async throws -> String
+    func remove(_ document: LocalDocument, of user: UUID) async throws
+}
+
+/// Keeps everything in memory: gone when the process ends.
+public actor MemoryLocalStore: LocalStore {
+    private var documents: [String: Data] = [:]
+    /// Documents set aside, by the name ``setAside(_:of:)`` gave.
+    public private(set) var setAsideDocuments: [String: Data] = [:]
+    /// How many times each document was written, for tests of what a write costs.
+    public private(set) var writes: [LocalDocument: Int] = [:]
 
     public init() {}
-}
 
-/// Where ``LocalState`` is kept: a file for an app or a command-line tool (``FileLocalStore``), memory in tests.
-public protocol LocalStore: Sendable {
-    func load() async throws -> LocalState
-    func save(_ state: LocalState) async throws
-}
+    private func key(_ document: LocalDocument, _ user: UUID) -> String { "\(user.uuidString.lowercased())/\(document)" }
 
-public actor MemoryLocalStore: LocalStore {
-    private var state: LocalState
+    public func read(_ document: LocalDocument, of user: UUID) -> Data? { documents[key(document, user)] }
 
-    public init(_ state: LocalState = LocalState()) { self.state = state }
-
-    public func load() -> LocalState { state }
-    public func save(_ state: LocalState) { self.state = state }
-}
-
-/// An owner-only JSON file (0600, in a 0700 directory), replaced whole on each save.
-public struct FileLocalStore: LocalStore {
-    public let url: URL
-
-    public init(url: URL) { self.url = url }
-
-    public func load() throws -> LocalState {
-        guard let data = try? Data(contentsOf: url) else { return LocalState() }
-        return try JSONCoding.decoder.decode(LocalState.self, from: data)
+    public func write(_ data: Data, to document: LocalDocument, of user: UUID) {
+        documents[key(document, user)] = data
+        writes[document, default: 0] += 1
     }
 
-    public func save(_ state: LocalState) throws {
-        try OwnerOnlyFile.write(try JSONCoding.encoder.encode(state), to: url)
+    /// Puts bytes in place as they are, for tests of what the client does with a file it did not write.
+    public func place(_ data: Data, as document: LocalDocument, of user: UUID) { documents[key(document, user)] = data }
+
+    public func setAside(_ document: LocalDocument, of user: UUID) -> String {
+        let name = "\(key(document, user)).unreadable-\(setAsideDocuments.count + 1)"
+        setAsideDocuments[name] = documents.removeValue(forKey: key(document, user))
+        return name
+    }
+
+    public func remove(_ document: LocalDocument, of user: UUID) { documents[key(document, user)] = nil }
+}
+
+/// Owner-only JSON files (0600, in 0700 directories): `<directory>/<user id>/<document>.json`, each replaced whole
+/// by an atomic rename.
+///
+/// A `state.json` in `directory` (the single file earlier versions kept, for the one user it names) is moved into
+/// that user's documents the first time they are read; the client migrates its contents.
+public struct FileLocalStore: LocalStore {
+    public let directory: URL
+
+    public init(directory: URL) { self.directory = directory }
+
+    public func url(of document: LocalDocument, for user: UUID) -> URL {
+        directory.appendingPathComponent(user.uuidString.lowercased(), isDirectory: true)
+            .appendingPathComponent("\(document.rawValue).json")
+    }
+
+    public func read(_ document: LocalDocument, of user: UUID) throws -> Data? {
+        let url = url(of: document, for: user)
+        if !FileManager.default.fileExists(atPath: url.path) { try adoptSingleFile(of: user) }
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try Data(contentsOf: url)
+    }
+
+    public func write(_ data: Data, to document: LocalDocument, of user: UUID) throws {
+        try OwnerOnlyFile.write(data, to: url(of: document, for: user))
+    }
+
+    public func setAside(_ document: LocalDocument, of user: UUID) throws -> String {
+        let url = url(of: document, for: user)
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let aside = url.deletingPathExtension().appendingPathExtension("unreadable-\(stamp).json")
+        guard rename(url.path, aside.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return aside.path
+    }
+
+    public func remove(_ document: LocalDocument, of user: UUID) throws {
+        let url = url(of: document, for: user)
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+
+    /// Earlier versions kept one `state.json` for the one user it names: it becomes that user's two documents (the
+    /// client reads both shapes), and then goes.
+    private func adoptSingleFile(of user: UUID) throws {
+        let single = directory.appendingPathComponent("state.json")
+        guard let data = try? Data(contentsOf: single),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              (object["owner"] as? String)?.lowercased() == user.uuidString.lowercased()
+        else { return }
+        for document in LocalDocument.allCases where !FileManager.default.fileExists(atPath: url(of: document, for: user).path) {
+            try write(data, to: document, of: user)
+        }
+        try FileManager.default.removeItem(at: single)
     }
 }

@@ -40,7 +40,8 @@ struct LogOut: FavmeCommand {
     static let configuration = CommandConfiguration(
         commandName: "logout",
         abstract: "Sign out this device (or the others, or every device).",
-        discussion: "Signing out this device also forgets its copy of your favorites and any writes still queued.")
+        discussion: "Signing out this device also forgets its copy of your favorites; writes still queued stay, and are "
+            + "sent when you sign in here again.")
 
     @OptionGroup var global: GlobalOptions
     @Flag(help: "End every session of yours, this one included.") var everywhere = false
@@ -71,7 +72,7 @@ struct LogOut: FavmeCommand {
         } catch {
             failure = error
         }
-        if case .transport(let detail)? = failure, scope != .others {
+        if let detail = failure?.unreachableDetail, scope != .others {
             let line = "signed out on this device, but \(context.server.absoluteString) could not be told (\(detail)); "
                 + "end the session with `favme sessions end` from another sign-in"
             Failure.emit(LocalProblem(type: "unreachable", title: "Server unreachable", detail: line), line: line,

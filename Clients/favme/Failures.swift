@@ -64,7 +64,7 @@ enum Failure {
                               detail: "No session on this device, or it has ended."),
                  line: "not signed in; run `favme login --email <email>` (or `favme signup`)", json: json)
             return ExitStatus.signedOut.code
-        case .transport(let detail):
+        case .offline(let detail), .transport(let detail):
             let line = "could not reach \(server ?? "the server"): \(detail)"
             emit(LocalProblem(type: "unreachable", title: "Server unreachable", detail: detail), line: line, json: json)
             return ExitStatus.unreachable.code
@@ -84,6 +84,16 @@ enum Failure {
             Console.error(text)
         } else {
             Console.error("favme: \(line)")
+        }
+    }
+}
+
+extension FavoriteMeError {
+    /// Why the server could not be reached or answered, when that is what went wrong.
+    var unreachableDetail: String? {
+        switch self {
+        case .offline(let detail), .transport(let detail): detail
+        default: nil
         }
     }
 }

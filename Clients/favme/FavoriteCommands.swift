@@ -7,7 +7,13 @@ import Foundation
 private func queuedLine(_ write: PendingWrite) -> String {
     let view = WriteView(write)
     let target = view.action == "clear" ? "\(view.experience)" : view.itemId ?? ""
-    return "queued (offline): \(view.action) \(target); run `favme sync` when online"
+    return "queued (not yet applied): \(view.action) \(target); run `favme sync` to send it"
+}
+
+/// The line for a write given up on after failing too often.
+private func parkedLine(_ write: PendingWrite, _ reason: String) -> String {
+    let view = WriteView(write)
+    return "parked: \(view.action) \(view.itemId ?? "\(view.experience)") \(reason); `favme sync --retry-parked` tries again"
 }
 
 struct Fav: FavmeCommand {
@@ -27,6 +33,8 @@ struct Fav: FavmeCommand {
             }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
+        case .parked(let write, let reason):
+            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -47,6 +55,8 @@ struct Unfav: FavmeCommand {
             try context.output.show(DoneDocument(done: done)) { "unfavorited \(id)" }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
+        case .parked(let write, let reason):
+            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -70,6 +80,8 @@ struct Clear: FavmeCommand {
             try context.output.show(DoneDocument(done: done)) { "cleared your \(experience) favorites" }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
+        case .parked(let write, let reason):
+            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -102,8 +114,8 @@ struct FavoritesList: FavmeCommand {
         switch answer {
         case .success(let read):
             page = read
-        case .failure(.transport(let detail)) where !context.output.json:
-            try await showSyncedCopy(of: experience, context, because: detail)
+        case .failure(let error) where error.unreachableDetail != nil && !context.output.json:
+            try await showSyncedCopy(of: experience, context, because: error.unreachableDetail ?? "")
             return
         case .failure(let error):
             throw error
@@ -139,9 +151,11 @@ struct Sync: FavmeCommand {
         abstract: "Send the writes made offline, then bring this device's copy of your favorites up to date.")
 
     @OptionGroup var global: GlobalOptions
+    @Flag(help: "First put the writes parked after failing too often back in the queue.") var retryParked = false
 
     func execute(_ context: Context) async throws {
         _ = try await context.signedInUser()
+        if retryParked { await context.client.retryParkedWrites() }
         let report = try await context.client.syncFavorites()
         var document = SyncDocument(report.sent)
         document.changes = report.changes

@@ -79,7 +79,7 @@ struct Context {
         client = FavoriteMeClient(
             baseURL: server, deviceName: Self.deviceName(),
             tokens: FileTokenStore(url: directory.appendingPathComponent("session.json")),
-            local: FileLocalStore(url: directory.appendingPathComponent("state.json")),
+            local: FileLocalStore(directory: directory),
             observer: observer)
     }
 

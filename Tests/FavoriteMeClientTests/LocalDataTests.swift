@@ -1,0 +1,183 @@
+import Contracts
+@testable import FavoriteMeClient
+import Foundation
+import Testing
+
+/// The device's documents as a phone treats them: damaged, from another version, from the single file of earlier
+/// versions, full, large. No server: the client points at a port nothing listens on, as a phone offline.
+@Suite struct LocalDataTests {
+    static let user = UserProfile(id: UUID(), email: "someone@example.com", experience: .rijksmuseum, preferences: [:],
+                                  createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+    static let session = StoredSession(accessToken: "access", refreshToken: "refresh",
+                                       accessTokenExpiresAt: Date(timeIntervalSinceNow: 3600), user: user)
+
+    /// Nothing listens on port 1: every request fails before it leaves, as with no network.
+    static func offlineClient(_ local: any LocalStore) -> FavoriteMeClient {
+        FavoriteMeClient(baseURL: URL(string: "http://127.0.0.1:1")!, tokens: MemoryTokenStore(session), local: local,
+                         timeout: 2)
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("favme-client-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func favorite(_ itemId: String, at seconds: Double = 0) -> Favorite {
+        Favorite(experience: .rijksmuseum, itemId: itemId, title: "Title \(itemId)", subtitle: nil, imageURL: nil,
+                 price: nil, rating: nil, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + seconds))
+    }
+
+    /// The first event `matching`, within a few seconds.
+    static func first(_ events: AsyncStream<LocalEvent>, matching: @escaping @Sendable (LocalEvent) -> Bool)
+        async -> LocalEvent?
+    {
+        await withTaskGroup(of: LocalEvent?.self) { group in
+            group.addTask {
+                for await event in events where matching(event) { return event }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(5))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    @Test func aDamagedQueueIsSetAsideReportedAndNewWritesStillQueue() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileLocalStore(directory: directory)
+        let damaged = Data("{\"format\":1,\"writes\":[{\"write\":".utf8)  // cut off mid-write
+        try store.write(damaged, to: .queue, of: Self.user.id)
+
+        let app = Self.offlineClient(store)
+        let events = await app.localEvents()
+        #expect(try await app.restoreSession() == Self.user)  // offline: from the stored session
+        let setAside = await Self.first(events) { if case .setAside = $0 { true } else { false } }
+        guard case .setAside(let document, let path, _)? = setAside else {
+            Issue.record("the damaged queue was not reported")
+            return
+        }
+        #expect(document == .queue)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)  // kept, byte for byte
+
+        guard case .queued(let write) = try await app.favorite("SK-C-5", in: .rijksmuseum) else {
+            Issue.record("a write offline was not queued")
+            return
+        }
+        #expect(await app.hearts(in: .rijksmuseum) == ["SK-C-5"])
+        // On disk: a relaunch finds the write.
+        let relaunched = Self.offlineClient(store)
+        _ = try await relaunched.restoreSession()
+        #expect(await relaunched.pendingWrites().map(\.id) == [write.id])
+    }
+
+    @Test func aDocumentFromANewerVersionIsKeptAsideNotOverwritten() async throws {
+        let store = MemoryLocalStore()
+        let newer = Data("{\"format\":99,\"writes\":[],\"somethingNew\":true}".utf8)
+        await store.place(newer, as: .queue, of: Self.user.id)
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        try await app.favorite("SK-A-1", in: .rijksmuseum)
+        #expect(await store.setAsideDocuments.values.contains(newer))
+        #expect(await app.pendingWrites().count == 1)
+    }
+
+    @Test func fieldsAnOlderVersionDidNotWriteAreNotAReasonToDropTheQueue() async throws {
+        let store = MemoryLocalStore()
+        let write = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-C-5"))
+        var encoded = try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(write))
+        // A queued write as a version without `status` and `failures` wrote it, beside a field this one ignores.
+        encoded = ["format": 1, "writes": [["write": encoded]], "addedLater": "x"] as [String: Any]
+        await store.place(try JSONSerialization.data(withJSONObject: encoded), as: .queue, of: Self.user.id)
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        #expect(await app.pendingWrites().map(\.id) == [write.id])
+        #expect(await store.setAsideDocuments.isEmpty)
+    }
+
+    /// The single `state.json` of earlier versions becomes the user's two documents, nothing lost.
+    @Test func theSingleFileOfEarlierVersionsIsMigrated() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let waiting = PendingWrite(.unfavorite(experience: .rijksmuseum, itemId: "SK-A-1"))
+        let single: [String: Any] = [
+            "owner": Self.user.id.uuidString,
+            "pending": [try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(waiting))],
+            "syncedVersion": 7,
+            "favorites": ["rijksmuseum": [
+                "SK-A-1": try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(Self.favorite("SK-A-1"))),
+                "SK-C-5": try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(Self.favorite("SK-C-5"))),
+            ]],
+        ]
+        let file = directory.appendingPathComponent("state.json")
+        try JSONSerialization.data(withJSONObject: single).write(to: file)
+
+        let app = Self.offlineClient(FileLocalStore(directory: directory))
+        _ = try await app.restoreSession()
+        #expect(await app.pendingWrites().map(\.id) == [waiting.id])
+        #expect(await app.hearts(in: .rijksmuseum) == ["SK-C-5"])  // the copy, with the waiting unfavorite on top
+        #expect(await app.outbox.syncedVersion == 7)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test func aWriteThatCannotBeSavedIsAnErrorNotAQueuedWrite() async throws {
+        let app = Self.offlineClient(FullStore())
+        _ = try await app.restoreSession()
+        await #expect(throws: FavoriteMeError.self) { try await app.favorite("SK-C-5", in: .rijksmuseum) }
+        #expect(await app.pendingWrites().isEmpty)
+        #expect(await app.hearts(in: .rijksmuseum).isEmpty)
+    }
+
+    /// A heart saves the small queue only: the synced copy of 5,000 favorites is not written again.
+    @Test func aHeartDoesNotRewriteTheSyncedCopy() async throws {
+        let store = MemoryLocalStore()
+        var copy = FavoritesDocument()
+        copy.version = 5_000
+        for index in 0..<5_000 { copy.favorites["rijksmuseum", default: [:]]["SK-\(index)"] = Self.favorite("SK-\(index)") }
+        await store.place(try JSONCoding.encoder.encode(copy), as: .favorites, of: Self.user.id)
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        try await app.favorite("SK-C-5", in: .rijksmuseum)
+        #expect(await app.hearts(in: .rijksmuseum).count == 5_001)
+        #expect(await store.writes[.favorites] == nil)
+        #expect(await store.writes[.queue] == 1)
+        // Opened offline, the copy is served as synced.
+        #expect(await app.syncedFavorites(in: .rijksmuseum).count == 5_000)
+    }
+
+    /// Signing out keeps the waiting writes for the same user's next session, and never shows them to another.
+    @Test func theQueueBelongsToItsUser() async throws {
+        let store = MemoryLocalStore()
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        try await app.favorite("SK-C-5", in: .rijksmuseum)
+        try? await app.signOut()
+        #expect(await app.pendingWrites().isEmpty)  // nobody signed in: nobody's queue is open
+
+        var other = Self.session
+        other.user.id = UUID()
+        let otherApp = FavoriteMeClient(baseURL: URL(string: "http://127.0.0.1:1")!, tokens: MemoryTokenStore(other),
+                                        local: store, timeout: 2)
+        _ = try await otherApp.restoreSession()
+        #expect(await otherApp.pendingWrites().isEmpty)
+        #expect(await otherApp.hearts(in: .rijksmuseum).isEmpty)
+
+        let back = Self.offlineClient(store)
+        _ = try await back.restoreSession()
+        #expect(await back.pendingWrites().map(\.kind) == [.favorite(experience: .rijksmuseum, itemId: "SK-C-5")])
+    }
+}
+
+/// A device with no space left: every write fails.
+private struct FullStore: LocalStore {
+    struct NoSpace: Error {}
+    func read(_ document: LocalDocument, of user: UUID) -> Data? { nil }
+    func write(_ data: Data, to document: LocalDocument, of user: UUID) throws { throw NoSpace() }
+    func setAside(_ document: LocalDocument, of user: UUID) throws -> String { throw NoSpace() }
+    func remove(_ document: LocalDocument, of user: UUID) {}
+}
