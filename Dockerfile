@@ -15,8 +15,8 @@
 # The per-service stages differ only in metadata, so all four images share every layer that holds data.
 #
 # Toolchain: swift:6.3-bookworm is the newest 6.x bookworm tag we know of (built from swift-docker's 6.3/debian/12;
-# developers run Swift 6.3.1 locally). Package.swift declares tools-version 6.2, so `--build-arg
-# SWIFT_IMAGE=swift:6.2-bookworm` is the oldest toolchain that can work. Both are Debian 12 (bookworm), the same
+# developers run Swift 6.3.1 locally). Package.swift declares tools-version 6.1, so `--build-arg
+# SWIFT_IMAGE=swift:6.1-bookworm` is the oldest toolchain that can work. Both are Debian 12 (bookworm), the same
 # release as the runtime stage, so libpq-dev at build time and libpq5 at run time come from the same Debian.
 ARG SWIFT_IMAGE=swift:6.3-bookworm
 ARG RUNTIME_IMAGE=debian:bookworm-slim

@@ -161,6 +161,13 @@ let toolAndTestTargets: [Target] = [
         path: "Tools/replay-upstream",
         swiftSettings: strictSettings
     ),
+    // What a heart costs on the device with a large synced copy (bench/client.sh).
+    .executableTarget(
+        name: "client-bench",
+        dependencies: ["FavoriteMeClient", "Contracts", argumentParser],
+        path: "bench/client-bench",
+        swiftSettings: strictSettings
+    ),
     // Throughput of the Postgres module, compared with pgbench by bench/postgres.sh.
     .executableTarget(
         name: "postgres-bench",
