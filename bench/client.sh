@@ -25,3 +25,4 @@ trap 'rm -rf "$work"' EXIT
 for cached in 0 5000; do
     "$BENCH_BIN/client-bench" --cached "$cached" --hearts "$hearts" --directory "$work"
 done
+bench_stamp

@@ -71,7 +71,7 @@ extension FavoriteMeClient {
 
     /// Forgets the session and the device's copy of the user's favorites; the queue stays for their next sign-in.
     private func forget() async {
-        await outbox.close(forgettingCopy: true)
+        if let user = try? await sessions.current()?.user { await outbox.forgetCopy(of: user.id) }
         await sessions.end()
     }
 

@@ -40,7 +40,7 @@ public final class FavoriteMeClient: Sendable {
         self.urlSession = urlSession
         let outbox = Outbox(store: local, events: Broadcast())
         self.outbox = outbox
-        sessions = SessionKeeper(store: tokens, events: Broadcast()) { _ in await outbox.close(forgettingCopy: true) }
+        sessions = SessionKeeper(store: tokens, events: Broadcast()) { user in await outbox.forgetCopy(of: user.id) }
         self.timeout = timeout
         self.observer = observer
         // When the network returns, the queue goes out (Apple platforms; elsewhere call sendPendingWrites()).

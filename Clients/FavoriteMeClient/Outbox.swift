@@ -77,19 +77,25 @@ actor Outbox {
         await events.send(.changed)
     }
 
-    /// Closes the open documents; `forgettingCopy` also deletes the synced copy from the device, and the sent writes
-    /// that are part of it (sign-out, an ended session). The waiting and parked writes stay on disk: they are sent
-    /// when that user signs in again.
-    func close(forgettingCopy: Bool = false) async {
-        if forgettingCopy, let owner {
-            queue.writes.removeAll(where: \.isSent)
-            await saveQueue()
-            do { try await store.remove(.favorites, of: owner) } catch {
-                await events.send(.saveFailed(.favorites, reason: "the synced copy could not be deleted: \(error)"))
-            }
-        }
+    /// Closes the open documents.
+    func close() async {
         closeDocuments()
         await events.send(.changed)
+    }
+
+    /// Deletes `user`'s synced copy from the device, and the sent writes that are part of it (sign-out, an ended
+    /// session), and closes their documents. Their waiting and parked writes stay on disk: they are sent when that
+    /// user signs in again.
+    func forgetCopy(of user: UUID) async {
+        if owner != user { try? await open(for: user) }
+        if owner == user {
+            queue.writes.removeAll(where: \.isSent)
+            await saveQueue()
+        }
+        do { try await store.remove(.favorites, of: user) } catch {
+            await events.send(.saveFailed(.favorites, reason: "the synced copy could not be deleted: \(error)"))
+        }
+        await close()
     }
 
     /// Deletes everything of `user` on the device, waiting writes too (their account is gone).
