@@ -14,9 +14,12 @@ extension FavoriteMeClient {
                                                    authenticated: false), as: AuthSession.self))
     }
 
+    /// Signs in, sending the device credential kept from this account's earlier sign-ins on this device: a device
+    /// the server knows is not slowed by strangers' failed sign-ins from the same address.
     @discardableResult
     public func signIn(email: String, password: String) async throws(FavoriteMeError) -> UserProfile {
-        let body = try encode(SignInRequest(email: email, password: password, deviceName: deviceName))
+        let body = try encode(SignInRequest(email: email, password: password, deviceName: deviceName,
+                                            deviceCredential: await sessions.deviceCredential(for: email)))
         return try await start(try await send(Call(method: "POST", path: "/v1/auth/login", body: body,
                                                    authenticated: false), as: AuthSession.self))
     }
@@ -24,6 +27,7 @@ extension FavoriteMeClient {
     /// The new session ends the one before (and any refresh of it under way); this user's queue and copy open, and
     /// what waited in the queue from their last session goes out.
     private func start(_ session: AuthSession) async throws(FavoriteMeError) -> UserProfile {
+        if let credential = session.deviceCredential { await sessions.rememberDevice(credential, for: session.user.email) }
         await outbox.close()
         try await sessions.begin(StoredSession(session, now: Date()))
         try await outbox.open(for: session.user.id)

@@ -55,6 +55,21 @@ actor SessionKeeper {
         await events.send(.signedIn(session.user))
     }
 
+    /// The device credential kept for `email`, if any (a store that cannot read it only loses "known device").
+    func deviceCredential(for email: String) async -> String? {
+        try? await store.deviceCredential(for: Self.normalized(email))
+    }
+
+    /// Keeps the device credential a sign-in answered with, past sign-out.
+    func rememberDevice(_ credential: String, for email: String) async {
+        try? await store.saveDeviceCredential(credential, for: Self.normalized(email))
+    }
+
+    /// An email as the server compares it: trimmed, composed, lower case.
+    private static func normalized(_ email: String) -> String {
+        email.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping.lowercased()
+    }
+
     /// The same session with the user's profile as the server now has it.
     func remember(_ user: UserProfile) async throws(FavoriteMeError) {
         guard var session = try await current(), session.user.id == user.id, session.user != user else { return }

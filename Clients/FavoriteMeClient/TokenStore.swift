@@ -27,28 +27,54 @@ public struct StoredSession: Codable, Sendable, Equatable {
 
 /// Where the session is kept: the Keychain in an app (``KeychainTokenStore``), an owner-only file for a command-line
 /// tool or on Linux (``FileTokenStore``), memory in tests (``MemoryTokenStore``).
+///
+/// Beside it, the device credentials the server gave this device, one per account: they outlive sign-out (they say
+/// the device signed in to that account before, so strangers' failed sign-ins from the same address do not slow it).
+/// A store that cannot keep them may answer nil and drop them: the device is then treated as new at each sign-in.
 public protocol TokenStore: Sendable {
     func load() async throws -> StoredSession?
     func save(_ session: StoredSession) async throws
     func clear() async throws
+    /// The device credential kept for `email` (normalized: trimmed, lower case).
+    func deviceCredential(for email: String) async throws -> String?
+    func saveDeviceCredential(_ credential: String, for email: String) async throws
 }
 
 /// Keeps the session in memory only: gone when the process ends.
 public actor MemoryTokenStore: TokenStore {
     private var session: StoredSession?
+    private var deviceCredentials: [String: String] = [:]
 
     public init(_ session: StoredSession? = nil) { self.session = session }
 
     public func load() -> StoredSession? { session }
     public func save(_ session: StoredSession) { self.session = session }
     public func clear() { session = nil }
+    public func deviceCredential(for email: String) -> String? { deviceCredentials[email] }
+    public func saveDeviceCredential(_ credential: String, for email: String) { deviceCredentials[email] = credential }
 }
 
-/// Keeps the session in a JSON file readable and writable by its owner only (mode 0600, in a 0700 directory).
+/// Keeps the session in a JSON file readable and writable by its owner only (mode 0600, in a 0700 directory), and the
+/// device credentials in `device-credentials.json` beside it.
 public struct FileTokenStore: TokenStore {
     public let url: URL
 
     public init(url: URL) { self.url = url }
+
+    private var credentialsURL: URL { url.deletingLastPathComponent().appendingPathComponent("device-credentials.json") }
+
+    private func credentials() throws -> [String: String] {
+        guard let data = try? Data(contentsOf: credentialsURL) else { return [:] }
+        return try JSONCoding.decoder.decode([String: String].self, from: data)
+    }
+
+    public func deviceCredential(for email: String) throws -> String? { try credentials()[email] }
+
+    public func saveDeviceCredential(_ credential: String, for email: String) throws {
+        var all = (try? credentials()) ?? [:]  // an unreadable file only loses "known device" status
+        all[email] = credential
+        try OwnerOnlyFile.write(try JSONCoding.encoder.encode(all), to: credentialsURL)
+    }
 
     public func load() throws -> StoredSession? {
         guard let data = try? Data(contentsOf: url) else { return nil }
@@ -108,6 +134,34 @@ public struct KeychainTokenStore: TokenStore {
     public func clear() throws {
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+    }
+
+    private func credentialQuery(_ email: String) -> [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+         kSecAttrAccount as String: "device-credential:\(email)"]
+    }
+
+    public func deviceCredential(for email: String) throws -> String? {
+        var query = credentialQuery(email)
+        query[kSecReturnData as String] = true
+        query[kSecMatchLimit as String] = kSecMatchLimitOne
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess, let data = result as? Data else { throw KeychainError(status: status) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    public func saveDeviceCredential(_ credential: String, for email: String) throws {
+        let attributes: [String: Any] = [
+            kSecValueData as String: Data(credential.utf8),
+            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+        ]
+        var status = SecItemUpdate(credentialQuery(email) as CFDictionary, attributes as CFDictionary)
+        if status == errSecItemNotFound {
+            status = SecItemAdd(credentialQuery(email).merging(attributes) { $1 } as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
     }
 
     public struct KeychainError: Error, Equatable { public var status: OSStatus }

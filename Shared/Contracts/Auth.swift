@@ -22,11 +22,15 @@ public struct SignInRequest: Codable, Sendable, Equatable {
     public var email: String
     public var password: String
     public var deviceName: String?
+    /// The credential an earlier sign-in or sign-up on this device answered with (`AuthSession.deviceCredential`):
+    /// its sign-ins are then not slowed by strangers' failures from the same address.
+    public var deviceCredential: String?
 
-    public init(email: String, password: String, deviceName: String? = nil) {
+    public init(email: String, password: String, deviceName: String? = nil, deviceCredential: String? = nil) {
         self.email = email
         self.password = password
         self.deviceName = deviceName
+        self.deviceCredential = deviceCredential
     }
 }
 
@@ -75,6 +79,9 @@ public struct AuthSession: Codable, Sendable, Equatable {
     public var expiresIn: Int
     /// The session these tokens belong to (see `GET /v1/auth/sessions`).
     public var sessionId: UUID
+    /// Given at sign-up and at a sign-in without a valid one: keep it on the device (past sign-out) and send it with
+    /// the account's later sign-ins from this device.
+    public var deviceCredential: String?
 
     public init(user: UserProfile, accessToken: String, refreshToken: String, expiresIn: Int, sessionId: UUID) {
         self.user = user

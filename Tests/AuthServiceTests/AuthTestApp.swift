@@ -65,10 +65,12 @@ struct AuthClient: Sendable {
         return try response.decode(AuthSession.self)
     }
 
-    func signIn(email: String, password: String = AuthTestApp.password, headers: HTTPFields = [:]) async throws
-        -> TestResponse
+    func signIn(email: String, password: String = AuthTestApp.password, deviceCredential: String? = nil,
+                headers: HTTPFields = [:]) async throws -> TestResponse
     {
-        try await call(.post, "/v1/auth/login", json: SignInRequest(email: email, password: password), headers: headers)
+        try await call(.post, "/v1/auth/login",
+                       json: SignInRequest(email: email, password: password, deviceCredential: deviceCredential),
+                       headers: headers)
     }
 
     func refresh(_ token: String) async throws -> TestResponse {

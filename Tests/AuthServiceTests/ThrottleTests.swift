@@ -75,6 +75,57 @@ import Testing
         }
     }
 
+    /// Behind a carrier's NAT: strangers fail 50 sign-ins from the phone's address, for other accounts and for this
+    /// one. The phone that signed in to the account before (its device credential) signs in at once; a device that
+    /// never did, from the same address with the right password, is still slowed.
+    @Test func aKnownDeviceIsNotLockedOutByStrangersOnItsAddress() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let signedUp = try await api.signUp(email: email)
+            let credential = try #require(signedUp.deviceCredential)
+            let shared = "198.51.100.200"
+            for attempt in 0..<50 {
+                let target = attempt % 10 == 0 ? email : AuthTestApp.uniqueEmail()
+                let response = try await api.signIn(email: target, password: "wrong guess",
+                                                    headers: [Self.realIP: shared])
+                #expect([.unauthorized, .tooManyRequests].contains(response.status))
+            }
+            let known = try await api.signIn(email: email, deviceCredential: credential, headers: [Self.realIP: shared])
+            #expect(known.status == .ok)
+            #expect(try known.decode(AuthSession.self).deviceCredential == nil)  // it has one already
+            let unknown = try await api.signIn(email: email, headers: [Self.realIP: shared])
+            #expect(unknown.status == .tooManyRequests)
+            #expect(unknown.problem?.type == .signInThrottled)
+            // Another account's credential, or a made-up one, is not a way around the address's block.
+            let other = try #require(try await api.signUp().deviceCredential)
+            #expect(try await api.signIn(email: email, deviceCredential: other, headers: [Self.realIP: shared]).status
+                    == .tooManyRequests)
+            #expect(try await api.signIn(email: email, deviceCredential: String(repeating: "A", count: 43),
+                                         headers: [Self.realIP: shared]).status == .tooManyRequests)
+        }
+    }
+
+    /// A stolen device credential guesses no faster than one person mistyping: its own allowance, then a block of
+    /// its own, which leaves the owner's other devices alone.
+    @Test func aKnownDeviceGuessingIsThrottledOnItsOwn() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let email = AuthTestApp.uniqueEmail()
+            let credential = try #require(try await api.signUp(email: email).deviceCredential)
+            for _ in 0..<ThrottlePolicy.knownDevice.allowance + 1 {
+                let response = try await api.signIn(email: email, password: "wrong guess", deviceCredential: credential,
+                                                    headers: [Self.realIP: "203.0.113.77"])
+                #expect(response.status == .unauthorized)
+            }
+            let blocked = try await api.signIn(email: email, deviceCredential: credential,
+                                               headers: [Self.realIP: "203.0.113.77"])
+            #expect(blocked.status == .tooManyRequests)
+            // The same address without the credential has failed nothing: its own keys are clean.
+            let fresh = try await api.signIn(email: email, headers: [Self.realIP: "203.0.113.77"])
+            #expect(fresh.status == .ok)
+            #expect(try fresh.decode(AuthSession.self).deviceCredential != nil)  // a device new to the account
+        }
+    }
+
     /// When the peer is not a trusted proxy, a client-chosen `X-Real-IP` is ignored: it cannot reset its counter by
     /// claiming a new address each time.
     @Test func aSpoofedAddressHeaderDoesNotResetTheCounter() async throws {

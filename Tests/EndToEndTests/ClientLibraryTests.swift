@@ -63,11 +63,14 @@ extension EndToEnd {
             let relaunched = try Self.client(stack.gateway, tokens: tokens)
             #expect(try await relaunched.restoreSession()?.experience == other)
 
+            let credential = try #require(try await tokens.deviceCredential(for: email))
             try await app.signOut()
             await #expect(throws: FavoriteMeError.signedOut) { try await app.me() }
             #expect(try await app.restoreSession() == nil)
             let back = try await app.signIn(email: email, password: accountPassword)
             #expect(back.id == user.id)
+            // The device credential outlived the sign-out and the server knew it: no new one was given.
+            #expect(try await tokens.deviceCredential(for: email) == credential)
             let wrong = await #expect(throws: FavoriteMeError.self) {
                 try await app.signIn(email: email, password: "not the password at all")
             }

@@ -181,3 +181,18 @@ private struct FullStore: LocalStore {
     func setAside(_ document: LocalDocument, of user: UUID) throws -> String { throw NoSpace() }
     func remove(_ document: LocalDocument, of user: UUID) {}
 }
+
+@Suite struct DeviceCredentialStoreTests {
+    @Test func storesKeepDeviceCredentialsPastSignOut() async throws {
+        let directory = try LocalDataTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let stores: [any TokenStore] = [MemoryTokenStore(), FileTokenStore(url: directory.appendingPathComponent("s.json"))]
+        for store in stores {
+            try await store.saveDeviceCredential("credential-a", for: "a@example.com")
+            try await store.save(LocalDataTests.session)
+            try await store.clear()
+            #expect(try await store.deviceCredential(for: "a@example.com") == "credential-a")
+            #expect(try await store.deviceCredential(for: "b@example.com") == nil)
+        }
+    }
+}

@@ -29,7 +29,8 @@ public func buildApplication(
         let issuer = TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
                                  sessions: authConfiguration.sessions)
         let verifier = AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
-        let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher, counters: counters)
+        let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher,
+                                      devices: KnownDevices(pool: pool), counters: counters)
         let signIn = SignIn(passwords: passwords, issuer: issuer, pool: pool, counters: counters)
         let signedInAccount = SignedInAccount(accounts: accounts)
         let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,

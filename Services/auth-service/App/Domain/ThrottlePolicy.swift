@@ -20,6 +20,10 @@ struct ThrottlePolicy: Sendable, Equatable {
     /// One account from anywhere: stops guessing spread over many addresses, high enough that one attacker cannot
     /// trip it alone, and never longer than the cap.
     static let account = ThrottlePolicy(allowance: 50, window: 15 * 60, firstBlock: 60, longestBlock: 15 * 60)
+    /// One account from a device that signed in to it before (it holds a device credential, OWASP's "device cookie"):
+    /// throttled on its own, so strangers failing from its address or against its account never slow it, while a
+    /// stolen credential guesses no faster than one person mistyping.
+    static let knownDevice = ThrottlePolicy(allowance: 5, window: 15 * 60, firstBlock: 30, longestBlock: 15 * 60)
     /// One address against any accounts (credential stuffing). Several people may share an address (a campus, a
     /// carrier NAT), so it allows more than the per-account pair.
     static let address = ThrottlePolicy(allowance: 30, window: 15 * 60, firstBlock: 30, longestBlock: 15 * 60)

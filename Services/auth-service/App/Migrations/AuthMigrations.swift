@@ -85,5 +85,16 @@ enum AuthMigrations {
             -- of the request's scope and the key): how a retry whose first answer was lost is recognised.
             ALTER TABLE users ADD COLUMN signup_key bytea, ADD COLUMN password_change_key bytea;
             """),
+        Migration(4, "known_devices", sql: """
+            -- Devices that signed in to an account before, by a digest of the device credential each was given: their
+            -- sign-ins are throttled per device, never with strangers who share their address (OWASP's device
+            -- cookies). Gone with the account.
+            CREATE TABLE known_devices (
+                credential_digest  bytea PRIMARY KEY,
+                user_id            uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                issued_at          timestamptz NOT NULL
+            );
+            CREATE INDEX known_devices_by_user ON known_devices (user_id, issued_at);
+            """),
     ]
 }

@@ -57,7 +57,7 @@ struct AccountController: Sendable {
         }
         guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let pair = try await signIn(
-            email: email, password: body.password,
+            email: email, password: body.password, deviceCredential: body.deviceCredential,
             client: client(of: request, peer: context.remoteAddress?.ipAddress, deviceName: body.deviceName)
         )
         return try ServiceJSON.encoder.encode(pair).jsonResponse(headers: Self.noStore)

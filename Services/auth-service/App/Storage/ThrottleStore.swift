@@ -10,9 +10,12 @@ struct ThrottleKey: Sendable, Hashable {
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.key == rhs.key }
     func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
-    /// The keys a sign-in attempt counts against. The email is stored only as a digest: the table must not become a
-    /// list of addresses people typed.
-    static func forSignIn(email: EmailAddress, clientAddress: String) -> [ThrottleKey] {
+    /// The keys a sign-in attempt counts against: from a device that signed in to this account before (`knownDevice`,
+    /// its credential's throttle name), that device alone; from any other, the account from this address, the
+    /// account, and the address. The email is stored only as a digest: the table must not become a list of addresses
+    /// people typed.
+    static func forSignIn(email: EmailAddress, clientAddress: String, knownDevice: String? = nil) -> [ThrottleKey] {
+        if let knownDevice { return [ThrottleKey(key: "device:\(knownDevice)", policy: .knownDevice)] }
         let account = SHA256.hash(data: Data(email.value.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
         return [
             ThrottleKey(key: "account-address:\(account):\(clientAddress)", policy: .accountFromAddress),

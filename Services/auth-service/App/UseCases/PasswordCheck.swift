@@ -11,21 +11,37 @@ struct PasswordCheck: Sendable {
     let accounts: AccountStore
     let throttle: ThrottleStore
     let hasher: PasswordHasher
+    let devices: KnownDevices
     let counters: AuthCounters
 
+    /// A password that was right, and whether it came from a device that signed in to the account before.
+    struct Passed: Sendable {
+        var account: Account
+        var fromKnownDevice: Bool
+    }
+
     /// The account of `email` when `password` is its password, else nil (the failure stays counted). An unknown email
-    /// is verified against a decoy hash: the same time as a wrong password.
-    func account(_ email: EmailAddress, password: String, clientAddress: String, now: Date) async throws -> Account? {
-        try await throttled(email, clientAddress: clientAddress, now: now) {
-            let account = try await accounts.find(email: email)
-            return try await hasher.verify(password, against: account?.passwordHash) ? account : nil
+    /// is verified against a decoy hash: the same time as a wrong password. A `deviceCredential` given to this
+    /// account's device earlier puts the attempt under that device's own throttle (see ``ThrottleKey/forSignIn``).
+    func account(_ email: EmailAddress, password: String, clientAddress: String, deviceCredential: String?,
+                 now: Date) async throws -> Passed? {
+        let account = try await accounts.find(email: email)
+        var knownDevice: String?
+        if let deviceCredential, let account, try await devices.owner(of: deviceCredential) == account.id {
+            knownDevice = KnownDevices.throttleName(of: deviceCredential)
         }
+        let keys = ThrottleKey.forSignIn(email: email, clientAddress: clientAddress, knownDevice: knownDevice)
+        let passed = try await throttled(keys, now: now) {
+            try await hasher.verify(password, against: account?.passwordHash) ? account : nil
+        }
+        return passed.map { Passed(account: $0, fromKnownDevice: knownDevice != nil) }
     }
 
     /// Checks the password of a signed-in user who re-confirms it (deleting the account, changing the password).
     func confirm(_ password: String, of account: Account, clientAddress: String) async throws {
         let email = EmailAddress(normalizing: account.email)!
-        let confirmed = try await throttled(email, clientAddress: clientAddress, now: Date()) {
+        let keys = ThrottleKey.forSignIn(email: email, clientAddress: clientAddress)
+        let confirmed = try await throttled(keys, now: Date()) {
             try await hasher.verify(password, against: account.passwordHash) ? account : nil
         }
         guard confirmed != nil else {
@@ -34,9 +50,8 @@ struct PasswordCheck: Sendable {
     }
 
     /// Runs `check` as one counted attempt; its failure (nil) stays counted, its success is refunded.
-    private func throttled(_ email: EmailAddress, clientAddress: String, now: Date,
+    private func throttled(_ keys: [ThrottleKey], now: Date,
                            check: () async throws -> Account?) async throws -> Account? {
-        let keys = ThrottleKey.forSignIn(email: email, clientAddress: clientAddress)
         let attempt: ThrottleStore.Attempt
         switch try await throttle.beginAttempt(keys, now: now) {
         case .counted(let counted):

@@ -21,10 +21,12 @@ struct SignUp: Sendable {
         let account = Account(id: UUID.random(), email: email.value, passwordHash: hash, experience: experience,
                               preferences: [:], createdAt: now)
         let (session, refreshToken) = issuer.newSession(userID: account.id, client: client, now: now)
+        let deviceCredential: String
         do {
-            try await pool.withTransaction { connection in
+            deviceCredential = try await pool.withTransaction { connection in
                 try await AccountStore.insert(account, signUpKey: signUpKey, on: connection)
                 try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
+                return try await KnownDevices.issue(for: account.id, now: now, on: connection)
             }
         } catch AccountError.emailTaken {
             // The retry of the sign-up that created this account (its answer was lost): answered as that one was, 201
@@ -37,6 +39,8 @@ struct SignUp: Sendable {
             }
             throw ServiceProblem(.conflict, .emailTaken, "An account with this email already exists; sign in instead.")
         }
-        return try await issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken, issuedAt: now)
+        var pair = try await issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken, issuedAt: now)
+        pair.deviceCredential = deviceCredential
+        return pair
     }
 }
