@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -68,5 +69,24 @@ import Testing
                 #expect(refused.problem?.errors?.map(\.field) == ["q"], "\(query)")
             }
         }
+    }
+
+    /// An item id in a path is told what is wrong with it: its length, a slash sent as %2F, a line break, or
+    /// percent-encoding that does not decode.
+    @Test func anItemIdIsToldWhatIsWrongWithIt() throws {
+        func refusal(_ encoded: String) -> String? {
+            do {
+                _ = try FavoritesController.itemID(encoded)
+                return nil
+            } catch {
+                return (error as? ServiceProblem)?.errors?.first?.message ?? "\(error)"
+            }
+        }
+        #expect(try FavoritesController.itemID("RP-T-1930-54%28V%29") == "RP-T-1930-54(V)")
+        #expect(refusal("SK-C%2F5")?.contains("slash") == true)
+        #expect(refusal("SK%0AC")?.contains("line break") == true)
+        #expect(refusal("SK-C%ZZ5")?.contains("percent-encoding") == true)
+        #expect(refusal(String(repeating: "x", count: 129))?.contains("1 to 128 bytes") == true)
+        #expect(refusal("")?.contains("1 to 128 bytes") == true)
     }
 }

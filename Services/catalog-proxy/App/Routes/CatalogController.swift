@@ -81,8 +81,14 @@ struct CatalogController: Sendable {
         let (backend, _) = try backend(context)
         // Path parameters arrive percent-encoded (`RP-T-1930-54%28V%29`): decoded first, then held to the source's
         // id shape, so an encoded `/` or `?` is refused like a literal one.
-        guard let id = (context.parameters.get("id") ?? "").removingPercentEncoding.flatMap(backend.canonicalID) else {
-            throw ServiceProblem.validation([FieldError(field: "id", message: "is not an id of this catalog")])
+        guard let decoded = (context.parameters.get("id") ?? "").removingPercentEncoding else {
+            throw ServiceProblem.validation([FieldError(
+                field: "id", message: "is not valid percent-encoding (a % without two hex digits, or bytes that are not UTF-8)")])
+        }
+        guard let id = backend.canonicalID(decoded) else {
+            let message = decoded.contains("/") ? "contains a slash (sent as %2F); no id of this catalog has one"
+                : "is not an id of this catalog"
+            throw ServiceProblem.validation([FieldError(field: "id", message: message)])
         }
         try users.admit(context.user.userID)
         let lookup = try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,

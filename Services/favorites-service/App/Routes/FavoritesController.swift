@@ -224,11 +224,23 @@ struct FavoritesController: Sendable {
     }
 
     /// A path's item id, percent-decoded (`RP-T-1930-54%28V%29`), then checked: an encoded `/` is refused like one.
+    /// Each refusal says what is wrong with the id.
     static func itemID(_ encoded: String?) throws -> String {
-        let text = encoded?.removingPercentEncoding
-        guard let text, (1...128).contains(text.utf8.count), !text.contains(where: { $0.isNewline || $0 == "/" })
-        else { throw ServiceProblem.validation([FieldError(field: "itemId", message: "must be 1 to 128 characters")]) }
-        return text
+        let problem: String
+        if let text = encoded?.removingPercentEncoding {
+            if text.isEmpty || text.utf8.count > 128 {
+                problem = "must be 1 to 128 bytes once percent-decoded (this one has \(text.utf8.count))"
+            } else if text.contains("/") {
+                problem = "contains a slash (sent as %2F); no item id of any catalog has one"
+            } else if text.contains(where: \.isNewline) {
+                problem = "contains a line break; no item id of any catalog has one"
+            } else {
+                return text
+            }
+        } else {
+            problem = "is not valid percent-encoding (a % without two hex digits, or bytes that are not UTF-8)"
+        }
+        throw ServiceProblem.validation([FieldError(field: "itemId", message: problem)])
     }
 
     /// With an `Idempotency-Key`, the event id is derived from it, the user and the request (method, path and
