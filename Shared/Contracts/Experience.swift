@@ -61,7 +61,7 @@ public struct Experience: Codable, Sendable, Equatable, Identifiable {
         Experience(id: .ticketmaster, displayName: "Ticketmaster", itemNoun: "Events",
                    searchHint: "Search events by city", itemKind: .event,
                    search: SearchCapability(matches: .city), browsable: false,
-                   sorts: [.soonest], favoriteSorts: [.recent, .oldest, .title, .priceLowToHigh]),
+                   sorts: [.soonest], favoriteSorts: [.soonest, .recent, .oldest, .title, .priceLowToHigh]),
         Experience(id: .rijksmuseum, displayName: "Rijksmuseum", itemNoun: "Artworks",
                    searchHint: "Search artworks by name", itemKind: .artwork,
                    search: SearchCapability(matches: .name), browsable: true,

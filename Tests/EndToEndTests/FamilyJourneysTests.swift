@@ -10,6 +10,38 @@ extension EndToEnd {
             try await app.get("/v1/favorites?\(query)").decode(FavoritePage.self).items
         }
 
+        /// The events app: saved events listed soonest first by default, page after page, whatever order they were
+        /// hearted in.
+        @Test func eventsFavoritesListedSoonestFirst() async throws {
+            let app = try await CatalogSourcesTests.signedIn(.ticketmaster)
+            let events = try await app.get("/v1/catalog/ticketmaster/items?q=Chicago")
+                .decode(CatalogPage.self).items
+            try #require(events.count >= 3)
+            for event in events.prefix(4) {
+                #expect(try await app.send(.PUT, "/v1/favorites/ticketmaster/\(event.id)").status == .created)
+            }
+            // Undated events (to be announced) come last.
+            func when(_ favorite: Favorite) -> String { "\(favorite.localDate ?? "~")T\(favorite.localTime ?? "")" }
+            let listed = try await Self.favorites(app, "experience=ticketmaster")
+            #expect(listed.count == min(4, events.count))
+            #expect(listed.map(when) == listed.map(when).sorted())
+            // Not merely the order they were hearted in (the other apps' default): the recordings' order is not by date.
+            let recent = try await Self.favorites(app, "experience=ticketmaster&sort=recent")
+            #expect(recent.map(\.itemId) == events.prefix(4).map(\.id).reversed())
+            #expect(recent.map(\.itemId) != listed.map(\.itemId))
+            #expect(try await Self.favorites(app, "experience=ticketmaster&sort=date").map(\.itemId) == listed.map(\.itemId))
+            // One at a time, by cursor: the same order.
+            var paged: [String] = []
+            var cursor: String?
+            repeat {
+                let page = try await app.get("/v1/favorites?experience=ticketmaster&sort=date&limit=1"
+                                             + (cursor.map { "&cursor=\($0)" } ?? "")).decode(FavoritePage.self)
+                paged += page.items.map(\.itemId)
+                cursor = page.nextCursor
+            } while cursor != nil
+            #expect(paged == listed.map(\.itemId))
+        }
+
         /// The phones app: the catalog and the favorites sorted the same three ways, and a swipe removes one.
         @Test func mobilesSortedThreeWaysInTheCatalogAndTheFavorites() async throws {
             let app = try await CatalogSourcesTests.signedIn(.mobiles)

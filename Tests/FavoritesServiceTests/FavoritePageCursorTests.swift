@@ -29,6 +29,15 @@ import Testing
         let cursor = FavoritePageCursor(after: unpriced, version: 7, sort: .price)
         #expect(cursor.price == nil)
         #expect(FavoritePageCursor(cursor.encoded, sort: .price) == cursor)
+        // An event's "when": date and time, the date alone, or none (undated events come last).
+        var dated = Self.favorite
+        dated.localDate = "2026-12-31"
+        dated.localTime = "19:30:00"
+        #expect(FavoritePageCursor(after: dated, version: 7, sort: .date).when == "2026-12-31T19:30:00")
+        dated.localTime = nil
+        #expect(FavoritePageCursor(after: dated, version: 7, sort: .date).when == "2026-12-31T")
+        #expect(FavoritePageCursor(after: Self.favorite, version: 7, sort: .date).when == nil)
+        #expect("2026-12-31T" < "2026-12-31T00:00:00")  // a day's undated-time event before its timed ones
     }
 
     @Test(arguments: ["", "not base64!", "e30", String(repeating: "A", count: 5000),

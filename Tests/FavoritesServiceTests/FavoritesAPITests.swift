@@ -203,9 +203,15 @@ import Testing
             for id in ["vvG18Z4m501KZN", "G5diZfkn0B-bh", "vv1k8Z4E0YG7MA0I"] {
                 _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana)
             }
-            let recent = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
+            let recent = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=recent", as: ana)
                 .decode(FavoritePage.self)
             #expect(recent.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "G5diZfkn0B-bh", "vvG18Z4m501KZN"])
+            // The events app's own order, and its default: soonest first.
+            let soonest = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
+                .decode(FavoritePage.self).items
+            let whens = soonest.map { "\($0.localDate ?? "~")T\($0.localTime ?? "")" }
+            #expect(soonest.count == 3 && whens == whens.sorted())
+            #expect(Set(soonest.map(\.itemId)) == Set(recent.items.map(\.itemId)))
             let oldest = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=oldest&limit=2", as: ana)
                 .decode(FavoritePage.self)
             #expect(oldest.items.map(\.itemId) == ["vvG18Z4m501KZN", "G5diZfkn0B-bh"])
@@ -250,14 +256,15 @@ import Testing
             for id in ["G5diZfkn0B-bh", "vv17FZfdGkSrrMju", "vvG18Z4m501KZN", "vv1k8Z4E0YG7MA0I"] {
                 _ = try await api.call(.put, "/v1/favorites/ticketmaster/\(id)", as: ana)
             }
-            let first = try await api.call(.get, "/v1/favorites?experience=ticketmaster&limit=2", as: ana)
+            let first = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=recent&limit=2", as: ana)
                 .decode(FavoritePage.self)
             #expect(first.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "vvG18Z4m501KZN"])
             // Meanwhile, on another device: one item of the first page goes, a new favorite arrives.
             _ = try await api.call(.delete, "/v1/favorites/ticketmaster/vvG18Z4m501KZN", as: ana)
             _ = try await api.call(.put, "/v1/favorites/ticketmaster/1Ae7ZfdGkSp307Y", as: ana)
             let cursor = try #require(first.nextCursor)
-            let second = try await api.call(.get, "/v1/favorites?experience=ticketmaster&limit=2&cursor=\(cursor)",
+            let second = try await api.call(.get,
+                                            "/v1/favorites?experience=ticketmaster&sort=recent&limit=2&cursor=\(cursor)",
                                             as: ana).decode(FavoritePage.self)
             #expect(second.items.map(\.itemId) == ["vv17FZfdGkSrrMju", "G5diZfkn0B-bh"])
             #expect(second.nextCursor == nil)

@@ -13,6 +13,8 @@ enum FavoriteSort: String, CaseIterable, Codable, Sendable {
     case price
     case priceDescending = "price-desc"
     case ratingDescending = "rating-desc"
+    /// Soonest first, by an event's local date and time (an item without a date comes last).
+    case date
 
     /// The sort `sort=` names: an experience's own (``Experience/favoriteSorts``), or `price`, the earlier name of
     /// `price-asc`, where that is offered.
@@ -26,6 +28,7 @@ enum FavoriteSort: String, CaseIterable, Codable, Sendable {
         case .priceAscending: self = .price
         case .priceDescending: self = .priceDescending
         case .ratingDescending: self = .ratingDescending
+        case .date: self = .date
         default: return nil
         }
     }
@@ -45,6 +48,8 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
     /// without one).
     var price: Double?
     var rating: Double?
+    /// `date`: the last item's "when" (``Favorite/when``; `nil`: the list had reached the items without a date).
+    var when: String?
     /// The last item's id: the tie-breaker.
     var itemId: String
 
@@ -57,6 +62,7 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         case .title: self.title = favorite.title
         case .price, .priceDescending: self.price = favorite.price
         case .ratingDescending: self.rating = favorite.rating
+        case .date: self.when = favorite.when
         }
     }
 
@@ -69,16 +75,19 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         case .price: FavoritePageCursor(sort: sort, price: -.infinity, itemId: "")
         case .priceDescending: FavoritePageCursor(sort: sort, price: .infinity, itemId: "")
         case .ratingDescending: FavoritePageCursor(sort: sort, rating: .infinity, itemId: "")
+        // Before any date: "" sorts before every date in the store's byte order.
+        case .date: FavoritePageCursor(sort: sort, when: "", itemId: "")
         }
     }
 
     private init(sort: FavoriteSort, version: Int64? = nil, title: String? = nil, price: Double? = nil,
-                 rating: Double? = nil, itemId: String) {
+                 rating: Double? = nil, when: String? = nil, itemId: String) {
         self.sort = sort
         self.version = version
         self.title = title
         self.price = price
         self.rating = rating
+        self.when = when
         self.itemId = itemId
     }
 
@@ -96,13 +105,19 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
         guard text.utf8.count <= Self.maximumLength, let data = Data(base64URLEncoded: text),
               let cursor = try? JSONDecoder().decode(Self.self, from: data), cursor.sort == sort,
               // PostgreSQL text cannot hold a NUL, and no cursor this API made has one.
-              !cursor.itemId.contains("\0"), cursor.title?.contains("\0") != true
+              !cursor.itemId.contains("\0"), cursor.title?.contains("\0") != true, cursor.when?.contains("\0") != true
         else { return nil }
         switch sort {
         case .recent, .oldest: guard cursor.version != nil else { return nil }
         case .title: guard cursor.title != nil else { return nil }
-        case .price, .priceDescending, .ratingDescending: break
+        case .price, .priceDescending, .ratingDescending, .date: break
         }
         self = cursor
     }
+}
+
+extension Favorite {
+    /// When an event takes place, as its list sorts it: `<local date>T<local time>` (ISO 8601, so text order is time
+    /// order), the date alone when the time is unknown; nil without a date.
+    var when: String? { localDate.map { "\($0)T\(localTime ?? "")" } }
 }

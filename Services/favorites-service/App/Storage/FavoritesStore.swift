@@ -191,6 +191,8 @@ struct FavoritesStore: Sendable {
         case .price: (ascending("price", cursor.price, cursor.itemId), "price NULLS LAST, item_id")
         case .priceDescending: (descending("price", cursor.price, cursor.itemId), "price DESC NULLS LAST, item_id")
         case .ratingDescending: (descending("rating", cursor.rating, cursor.itemId), "rating DESC NULLS LAST, item_id")
+        case .date: (soonerFirst(after: cursor.when, cursor.itemId),
+                     "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\") NULLS LAST, item_id")
         }
         let result = try await connection.query("""
             SELECT \(raw: columns), version FROM favorites
@@ -198,6 +200,19 @@ struct FavoritesStore: Sendable {
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
         return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 13)) }
+    }
+
+    /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
+    /// `date` order spells the same expression.
+    private static let whenColumn: StaticString = "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\")"
+
+    /// After (`when`, `itemId`) soonest first, dated rows before the rest.
+    private static func soonerFirst(after when: String?, _ itemId: String) -> SQL {
+        """
+        CASE WHEN \(when)::text IS NULL THEN local_date IS NULL AND item_id > \(itemId)
+             ELSE \(raw: whenColumn) > (\(when)::text COLLATE "C") OR local_date IS NULL
+                  OR (\(raw: whenColumn) = (\(when)::text COLLATE "C") AND item_id > \(itemId)) END
+        """
     }
 
     /// After (`value`, `itemId`) in ascending order of `column` (a fixed column name), valued rows before the rest.
