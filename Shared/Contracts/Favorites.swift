@@ -2,6 +2,10 @@ import Foundation
 
 /// One favorite, with the snapshot of the item taken when it was favorited: enough to draw the cell of the Favorites
 /// tab without asking the catalog.
+///
+/// `item` is that snapshot in the catalog's own shape (``CatalogItem``, as a list cell shows it: list-sized image, the
+/// kind's facts), so an app draws a favorite with the same cell as a catalog item. The flat fields beside it are the
+/// ones lists sort and filter on, kept for clients written before `item`.
 public struct Favorite: Codable, Sendable, Equatable {
     public var experience: ExperienceID
     public var itemId: String
@@ -23,10 +27,14 @@ public struct Favorite: Codable, Sendable, Equatable {
     /// A card the user wrote (not saved from the catalog); absent (false) otherwise.
     public var writtenByUser: Bool?
     public var favoritedAt: Date
+    /// The item as the catalog served it for a list cell when it was favorited (for favorites saved before the
+    /// server kept it, what the flat fields say, in the same shape). Always sent by the server; optional here so that
+    /// an answer from an older server still decodes.
+    public var item: CatalogItem?
 
     public init(experience: ExperienceID, itemId: String, title: String, subtitle: String?, imageURL: String?,
                 price: Double?, rating: Double?, localDate: String? = nil, localTime: String? = nil, rank: Int? = nil,
-                facts: [String]? = nil, writtenByUser: Bool? = nil, favoritedAt: Date) {
+                facts: [String]? = nil, writtenByUser: Bool? = nil, favoritedAt: Date, item: CatalogItem? = nil) {
         self.experience = experience
         self.itemId = itemId
         self.title = title
@@ -40,6 +48,7 @@ public struct Favorite: Codable, Sendable, Equatable {
         self.facts = facts
         self.writtenByUser = writtenByUser
         self.favoritedAt = favoritedAt
+        self.item = item
     }
 }
 

@@ -10,6 +10,43 @@ extension EndToEnd {
             try await app.get("/v1/favorites?\(query)").decode(FavoritePage.self).items
         }
 
+        /// One item shape: a favorite carries its item as the catalog's list cell shows it, with what each app's
+        /// favorites cell reads: a phone's description, price and rating; a book's list, rank, weeks and description;
+        /// an event's date, venue and prices with their currency; an artwork's list-sized image, not the full one.
+        @Test func aFavoriteCarriesTheItemItsCellShows() async throws {
+            let phones = try await CatalogSourcesTests.signedIn(.mobiles)
+            let phone = try #require(try await phones.get("/v1/catalog/mobiles/items").decode(CatalogPage.self).items.first)
+            let savedPhone = try await phones.send(.PUT, "/v1/favorites/mobiles/\(phone.id)").decode(Favorite.self)
+            #expect(savedPhone.item == phone)  // the very cell the catalog list drew
+            #expect(savedPhone.item?.phone?.description?.isEmpty == false)
+            #expect(savedPhone.item?.phone?.images == nil)  // detail-only
+
+            let books = try await CatalogSourcesTests.signedIn(.bestsellers)
+            let book = try #require(try await books.get("/v1/catalog/bestsellers/items?category=hardcover-fiction")
+                .decode(CatalogPage.self).items.first)
+            let savedBook = try await books.send(.PUT, "/v1/favorites/bestsellers/\(book.id)").decode(Favorite.self)
+            #expect(savedBook.item?.book?.category == "hardcover-fiction")
+            #expect(savedBook.item?.book?.rank == book.book?.rank && savedBook.item?.book?.weeksOnList != nil)
+            #expect(savedBook.item?.book?.description?.isEmpty == false)
+            // Read back in a list, the same.
+            #expect(try await Self.favorites(books, "experience=bestsellers").first?.item == savedBook.item)
+
+            let events = try await CatalogSourcesTests.signedIn(.ticketmaster)
+            let savedEvent = try await events.send(.PUT, "/v1/favorites/ticketmaster/G5diZfkn0B-bh").decode(Favorite.self)
+            #expect(savedEvent.item?.event?.localDate == savedEvent.localDate)
+            #expect(savedEvent.item?.event?.venue?.name.isEmpty == false)
+            #expect(savedEvent.item?.event?.priceRanges?.first?.currency?.isEmpty == false)
+
+            let museum = try await CatalogSourcesTests.signedIn(.rijksmuseum)
+            let listed = try #require(try await museum.get("/v1/catalog/rijksmuseum/items?q=rembrandt")
+                .decode(CatalogPage.self).items.first { $0.imageURL != nil })
+            let detail = try await museum.get("/v1/catalog/rijksmuseum/items/\(listed.id)").decode(CatalogItem.self)
+            let savedArt = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(listed.id)").decode(Favorite.self)
+            #expect(savedArt.item?.imageURL == listed.imageURL)
+            #expect(savedArt.item?.imageURL != detail.imageURL)  // the list size, not the full image
+            #expect(savedArt.item?.artwork?.plaqueDescription == nil)
+        }
+
         /// The events app: saved events listed soonest first by default, page after page, whatever order they were
         /// hearted in.
         @Test func eventsFavoritesListedSoonestFirst() async throws {

@@ -69,4 +69,31 @@ import Testing
         let read = try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: stored))
         #expect(read == kept)
     }
+
+    /// A favorite recorded before the cell item was kept reads as one with its item rebuilt from what it kept; one
+    /// recorded with it (an event's start, a date) reads back as written.
+    @Test func anEarlierFavoriteGetsItsItemRebuiltAndANewOneKeepsItsOwn() throws {
+        let earlier = #"{"experience":"mobiles","itemId":"1","title":"Galaxy","subtitle":"Samsung","price":499,"rating":4.5}"#
+        guard case .added(let snapshot)? = try FavoriteEvent(Self.recorded(type: FavoriteEvent.addedType, data: earlier))
+        else {
+            Issue.record("an earlier favorite was not read")
+            return
+        }
+        let rebuilt = Favorite(snapshot, favoritedAt: Date()).item
+        #expect(rebuilt?.id == "1" && rebuilt?.title == "Galaxy" && rebuilt?.subtitle == "Samsung")
+        #expect(rebuilt?.phone?.price == 499 && rebuilt?.phone?.rating == 4.5 && rebuilt?.phone?.description == nil)
+
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let item = CatalogItem(id: "G5diZfkn0B-bh", experience: .ticketmaster, title: "Suns", event: EventFacts(
+            localDate: "2027-01-15", localTime: "19:00:00", startsAt: start, timeZone: "America/Phoenix", dateTBA: false,
+            dateTBD: false, timeTBA: false, noSpecificTime: false, status: "onsale", venue: nil,
+            priceRanges: [.init(type: "standard", currency: "USD", min: 20, max: 90)], ticketURL: nil, info: nil))
+        let data = String(decoding: try EventStore.encoder.encode(FavoriteSnapshot(item: item)), as: UTF8.self)
+        guard case .added(let kept)? = try FavoriteEvent(Self.recorded(type: FavoriteEvent.addedType, data: data)) else {
+            Issue.record("a favorite with its item was not read")
+            return
+        }
+        #expect(Favorite(kept, favoritedAt: Date()).item == item)
+        #expect(kept.price == 20 && kept.localDate == "2027-01-15")
+    }
 }

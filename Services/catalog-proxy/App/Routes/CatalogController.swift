@@ -90,9 +90,18 @@ struct CatalogController: Sendable {
                 : "is not an id of this catalog"
             throw ServiceProblem.validation([FieldError(field: "id", message: message)])
         }
+        // `view=cell`: the item as a list cell shows it, what favorites-service keeps of a favorite.
+        let view = request.uri.queryParameters["view"].map(String.init)
+        guard view == nil || view == "cell" else {
+            throw ServiceProblem.validation([FieldError(field: "view", message: "must be cell, or absent for the whole detail")])
+        }
         try users.admit(context.user.userID)
-        let lookup = try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
+        var lookup = try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
                                               logger: context.logger)
+        if view == "cell" {
+            let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: lookup.value.body)
+            lookup.value = CachedBody(body: try ServiceJSON.encoder.encode(backend.cell(of: item)))
+        }
         return Self.respond(lookup, to: request)
     }
 

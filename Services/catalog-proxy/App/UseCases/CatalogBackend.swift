@@ -27,6 +27,15 @@ enum CatalogBackend: Sendable {
         }
     }
 
+    /// An item's detail as a list cell shows it (the source's list-sized image, no detail-only facts): what a
+    /// favorite keeps of its item.
+    func cell(of item: CatalogItem) -> CatalogItem {
+        switch self {
+        case .upstream(let source): source.listing(of: item)
+        case .dataset(let dataset): dataset.source.listing(of: item)
+        }
+    }
+
     /// Datasets page by number, without a bound worth a client's while.
     func isReachable(_ cursor: PageCursor) -> Bool {
         switch self {

@@ -44,6 +44,7 @@ enum FavoriteEvent: Equatable, Sendable {
     static func decode(type: String, schemaVersion: Int, data: Data) -> FavoriteEvent? {
         guard schemaVersion == 1 else { return nil }
         let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601  // as the event store writes them (an event's start, in `item`)
         switch type {
         case addedType:
             // Titles recorded before they were kept short are shortened when read, so a rebuilt view holds them short.
@@ -120,14 +121,19 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     var facts: [String]?
     /// A card the user wrote.
     var written: Bool?
+    /// The item as a list cell shows it (catalog-proxy's `view=cell`), in the catalog's shape. Absent from events
+    /// recorded before it was kept: ``cellItem`` then rebuilds what the fields above say.
+    var item: CatalogItem?
 
     /// Titles are kept to this many Unicode scalars: a title sort's page cursor carries the last title, and must fit
     /// in a URL (``FavoritePageCursor/maximumLength``).
     static let maximumTitleScalars = 300
 
-    /// What each kind's list cell needs: an event's date, a phone's price and rating, a book's rank, a card's facts
-    /// (the title, subtitle and image serve every kind: a phone's brand and thumbnail, a book's author and cover).
+    /// What each kind's list cell needs: the item as its cell shows it (`item`, from catalog-proxy's `view=cell`), and
+    /// the fields lists sort and filter on: an event's date, a phone's price and rating, a book's rank, a card's facts.
     init(item: CatalogItem) {
+        self.item = item
+        self.item?.title = Self.shortened(item.title)
         experience = item.experience.rawValue
         itemId = item.id
         title = Self.shortened(item.title)
@@ -149,6 +155,29 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
         title = card.title
         facts = card.facts
         written = true
+        item = CatalogItem(id: itemId, experience: experience, title: card.title, card: CardFacts(facts: card.facts))
+    }
+
+    /// The item in the catalog's shape: as kept, or for a favorite recorded before it was kept, what the fields say
+    /// (nothing invented: a fact the snapshot did not keep stays absent).
+    var cellItem: CatalogItem {
+        if let item { return item }
+        let experience = ExperienceID(rawValue: experience)
+        var rebuilt = CatalogItem(id: itemId, experience: experience, title: title, subtitle: subtitle,
+                                  imageURL: imageURL)
+        switch Experience.named(experience)?.itemKind {
+        case .phone?: rebuilt.phone = PhoneFacts(brand: nil, description: nil, price: price, rating: rating)
+        case .book?:
+            rebuilt.book = BookFacts(author: subtitle, category: nil, rank: rank, rankLastWeek: nil, weeksOnList: nil,
+                                     description: nil, publisher: nil, isbn13: nil, isbn10: nil, buyURL: nil)
+        case .card?: rebuilt.card = CardFacts(facts: facts ?? [])
+        case .event? where localDate != nil:
+            rebuilt.event = EventFacts(localDate: localDate, localTime: localTime, startsAt: nil, timeZone: nil,
+                                       dateTBA: false, dateTBD: false, timeTBA: false, noSpecificTime: false,
+                                       status: nil, venue: nil, priceRanges: nil, ticketURL: nil, info: nil)
+        default: break
+        }
+        return rebuilt
     }
 
     /// `title` cut to at most ``maximumTitleScalars`` scalars, between two characters (an emoji or a letter with its
@@ -216,6 +245,7 @@ extension FavoriteSnapshot {
         rank = favorite.rank
         facts = favorite.facts
         written = favorite.writtenByUser
+        item = favorite.item
     }
 }
 
@@ -226,6 +256,6 @@ extension Favorite {
                   title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
                   price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
                   localTime: snapshot.localTime, rank: snapshot.rank, facts: snapshot.facts,
-                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date)
+                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: snapshot.cellItem)
     }
 }

@@ -71,5 +71,11 @@ enum FavoritesMigrations {
                                   ADD COLUMN written boolean NOT NULL DEFAULT false;
             CREATE INDEX favorites_by_title ON favorites (user_id, experience, lower(btrim(title)));
             """),
+        Migration(9, "favorites_cell_item", sql: """
+            -- The item as its list cell shows it, in the catalog's shape (a phone's description, a book's list and
+            -- weeks, an event's prices, list-sized images). Rows of earlier favorites stay NULL: their item is rebuilt
+            -- from the columns above when read; a rebuild gives the same.
+            ALTER TABLE favorites ADD COLUMN item jsonb;
+            """),
     ]
 }

@@ -12,8 +12,10 @@ struct CatalogLookup: Sendable {
     func item(experience: ExperienceID, id: String, bearer: String, requestID: String, traceparent: String,
               logger: Logger) async throws -> CatalogItem
     {
-        // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query.
+        // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query. The
+        // item as its list cell shows it (`view=cell`) is what the favorite keeps.
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
+            + "?view=cell"
         guard let (status, body) = await peer.get(path, bearer: bearer, requestID: requestID, traceparent: traceparent,
                                                   logger: logger)
         else { throw Self.unavailable }

@@ -30,11 +30,11 @@ enum ViewBatch {
             statements.append("""
                 INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
                                                   rating, local_date, local_time, rank, facts, written, favorited_at,
-                                                  version)
+                                                  version, item)
                 SELECT "user", f->>'experience', f->>'itemId', f->>'title', f->>'subtitle', f->>'imageURL',
                        (f->>'price')::float8, (f->>'rating')::float8, f->>'localDate', f->>'localTime',
                        (f->>'rank')::int, f->'facts', coalesce((f->>'written')::bool, false), "at"::timestamptz,
-                       version
+                       version, f->'item'
                   FROM jsonb_to_recordset(\(try json(effect.additions.map(Row.init)))::jsonb)
                        AS a("user" uuid, f jsonb, "at" text, version bigint)
                 ON CONFLICT (user_id, experience, item_id) DO NOTHING
@@ -110,7 +110,10 @@ enum ViewBatch {
         }
     }
 
+    /// ISO 8601 dates, as the event store and the view's `item` column keep them.
     private static func json(_ value: some Encodable) throws -> String {
-        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }

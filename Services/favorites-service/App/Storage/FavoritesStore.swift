@@ -21,7 +21,7 @@ struct FavoritesStore: Sendable {
     /// The columns ``favorite(_:)`` reads, in its order.
     static let columns: StaticString = """
         experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time, rank,
-        facts::text, written
+        facts::text, written, item::text
         """
 
     // MARK: Writes
@@ -144,13 +144,14 @@ struct FavoritesStore: Sendable {
         switch event {
         case .added(let item), .cardWritten(let item):
             let facts = item.facts.map { PostgresJSON($0) }
+            let cell = item.item.map { PostgresJSON($0) }
             return """
                 INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
                                                   rating, local_date, local_time, rank, facts, written, favorited_at,
-                                                  version)
+                                                  version, item)
                 VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
                         \(item.price), \(item.rating), \(item.localDate), \(item.localTime), \(item.rank),
-                        \(facts)::jsonb, \(item.written == true), \(date), \(version))
+                        \(facts)::jsonb, \(item.written == true), \(date), \(version), \(cell)::jsonb)
                 ON CONFLICT (user_id, experience, item_id) DO NOTHING
                 """
         case .removed(let experience, let itemId):
@@ -199,7 +200,7 @@ struct FavoritesStore: Sendable {
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 13)) }
+        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 14)) }
     }
 
     /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
@@ -262,6 +263,13 @@ struct FavoritesStore: Sendable {
         }
     }
 
+    /// The `item` column as it is written: ISO 8601 dates (an event's start).
+    private static let cellDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
     /// A row of ``columns``.
     static func favorite(_ row: PostgresRow) throws -> Favorite {
         let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
@@ -269,8 +277,12 @@ struct FavoritesStore: Sendable {
         let rank = try row.decode(Int?.self, at: 10)
         let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
         let written = try row.decode(Bool.self, at: 12)
-        return Favorite(experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
-                        imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime,
-                        rank: rank, facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
+        let item = try row.decode(String?.self, at: 13).flatMap { try? cellDecoder.decode(CatalogItem.self, from: Data($0.utf8)) }
+        // Through the snapshot, so that a row without `item` (an earlier favorite) gets it rebuilt from its columns.
+        let snapshot = FavoriteSnapshot(Favorite(
+            experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
+            imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime, rank: rank,
+            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at, item: item))
+        return Favorite(snapshot, favoritedAt: at)
     }
 }
