@@ -15,23 +15,20 @@ struct CatalogCategories: Sendable {
         async throws -> Bool?
     {
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/categories"
-        guard let (status, body) = await peer.get(path, bearer: bearer, requestID: requestID, logger: logger) else {
+        guard let answer = await peer.get(path, bearer: bearer, requestID: requestID, logger: logger) else {
             throw Self.unavailable
         }
-        switch status {
+        if let refusal = answer.usersOwnRefusal { throw refusal }
+        switch answer.status {
         case 200:
-            guard let list = try? ServiceJSON.decoder.decode(CategoryList.self, from: body)
+            guard let list = try? ServiceJSON.decoder.decode(CategoryList.self, from: answer.body)
             else { throw Self.unavailable }
             return list.categories.contains { $0.id == id }
         case 404:
             return nil
-        case 429:
-            // This user's catalog budget is spent: theirs to wait for, not the catalog's failure.
-            throw ServiceProblem(.tooManyRequests, .rateLimited, "Too many catalog requests; retry after the time given.",
-                                 headers: [.retryAfter: "60"])
         default:
-            logger.warning("catalog-proxy refused the categories", metadata: ["status": "\(status)"])
-            throw Self.unavailable
+            logger.warning("catalog-proxy refused the categories", metadata: ["status": "\(answer.status)"])
+            throw answer.unavailable(Self.unavailable)
         }
     }
 

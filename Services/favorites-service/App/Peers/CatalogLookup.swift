@@ -16,33 +16,25 @@ struct CatalogLookup: Sendable {
         // item as its list cell shows it (`view=cell`) is what the favorite keeps.
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
             + "?view=cell"
-        guard let (status, body) = await peer.get(path, bearer: bearer, requestID: requestID, traceparent: traceparent,
-                                                  logger: logger)
+        guard let answer = await peer.get(path, bearer: bearer, requestID: requestID, traceparent: traceparent,
+                                          logger: logger)
         else { throw Self.unavailable }
-        switch status {
+        if let refusal = answer.usersOwnRefusal { throw refusal }
+        switch answer.status {
         case 200:
-            guard let item = try? ServiceJSON.decoder.decode(CatalogItem.self, from: body) else {
+            guard let item = try? ServiceJSON.decoder.decode(CatalogItem.self, from: answer.body) else {
                 throw Self.unavailable
             }
             return item
         case 404:
             throw ServiceProblem(.notFound, .notFound, "The catalog has no item \(id) in \(experience).")
         case 400:
-            throw ServiceProblem.validation([FieldError(field: "itemId", message: "is not an id of this catalog")])
-        case 429:
-            // This user's budget at the catalog is spent: theirs to wait for, not the catalog's failure.
-            throw ServiceProblem(.tooManyRequests, .rateLimited,
-                                 "Too many catalog lookups for this user; retry after the time given.",
-                                 headers: [.retryAfter: "1"])
-        case 401:
-            // The token passed here but not there: it expired in between, or its session ended and catalog-proxy
-            // heard of it first (each service polls the revocations on its own). The caller's token is what failed,
-            // not the catalog.
-            let problem = try? ServiceJSON.decoder.decode(ProblemDetails.self, from: body)
-            throw AuthenticationMiddleware.refusal(problem?.type == .tokenExpired ? .expired : .revoked)
+            // The id is not one of this catalog's: the catalog's own words for why.
+            let message = answer.problem?.errors?.first?.message ?? "is not an id of this catalog"
+            throw ServiceProblem.validation([FieldError(field: "itemId", message: message)])
         default:
-            logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(status)"])
-            throw Self.unavailable
+            logger.warning("catalog-proxy refused the lookup", metadata: ["status": "\(answer.status)"])
+            throw answer.unavailable(Self.unavailable)
         }
     }
 
