@@ -49,8 +49,9 @@ def check_deployments(manifests, service_facts, secrets, generated_configmaps, r
         labels = (template.get("metadata") or {}).get("labels") or {}
         pod_labels[name] = labels
         pod = template.get("spec", {})
-        if (spec.get("replicas") or 1) < 2:
-            fail(f"{where}: replicas must be at least 2")
+        if "replicas" in spec:
+            fail(f"{where}: has replicas: {spec['replicas']}, but its HorizontalPodAutoscaler owns the count "
+                 "(every apply would reset it); leave replicas out")
         if not selects(spec.get("selector"), labels):
             fail(f"{where}: its selector does not match its pod labels")
         if not (pod.get("topologySpreadConstraints") or (pod.get("affinity") or {}).get("podAntiAffinity")):

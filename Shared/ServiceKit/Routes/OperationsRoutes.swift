@@ -41,7 +41,10 @@ struct OperationsRoutes: Sendable {
         }
     }
 
-    /// Ready when PostgreSQL answers and every required peer answers, each within the readiness timeout.
+    /// Ready when this replica can serve: its PostgreSQL answers within the readiness timeout. A peer that does not
+    /// answer is reported (`degraded`, with its check) but is no reason to leave the load balancer: a peer's outage
+    /// would otherwise take every replica of a healthy service out with it, and the routes that do not need the peer
+    /// (most of them) with them.
     func ready() async throws -> ReadinessReport {
         let checks = await withTaskGroup(of: (String, String).self) { group in
             group.addTask { ("database", await pool.isReady(timeout: readinessTimeout) ? "ok" : "unreachable") }
@@ -50,13 +53,11 @@ struct OperationsRoutes: Sendable {
             }
             return await group.reduce(into: [String: String]()) { $0[$1.0] = $1.1 }
         }
-        let failing = checks.filter { $0.value != "ok" }.sorted { $0.key < $1.key }
-        guard failing.isEmpty else {
-            throw ServiceProblem(.serviceUnavailable, .notReady,
-                                 "Not ready: " + failing.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ".",
+        guard checks["database"] == "ok" else {
+            throw ServiceProblem(.serviceUnavailable, .notReady, "Not ready: database \(checks["database"] ?? "unknown").",
                                  headers: [.retryAfter: "1"])
         }
-        return ReadinessReport(status: .ready, checks: checks)
+        return ReadinessReport(status: checks.values.allSatisfy { $0 == "ok" } ? .ready : .degraded, checks: checks)
     }
 
     func probe(_ url: String) async -> String {
