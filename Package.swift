@@ -140,10 +140,10 @@ let serviceTargets: [Target] =
         jwtKit, crypto, metrics, bcrypt,
     ])
     + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
-        httpClient, crypto, nioCore, nioHTTP1,
+        httpClient, crypto, metrics, nioCore, nioHTTP1,
     ])
     + Target.service("favorites-service", module: "FavoritesService", dependencies: [
-        "EventStore", httpClient, crypto, serviceLifecycle, nioCore, nioHTTP1,
+        "EventStore", httpClient, crypto, metrics, serviceLifecycle, nioCore, nioHTTP1,
     ])
 
 /// Tools the tests and benchmarks run, and the tests.
@@ -235,7 +235,7 @@ let toolAndTestTargets: [Target] = [
     .testTarget(
         name: "CatalogProxyTests",
         dependencies: [
-            "CatalogProxy", "Locking", "Postgres", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", hummingbird,
+            "CatalogProxy", "Locking", "Postgres", "ReplayUpstream", "ServiceKit", "TestSupport", "Contracts", metrics, hummingbird,
             hummingbirdTesting, logging, httpClient, jwtKit, nioCore,
         ],
         path: "Tests/CatalogProxyTests",

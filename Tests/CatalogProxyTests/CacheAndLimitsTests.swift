@@ -1,6 +1,7 @@
 @testable import CatalogProxy
 import AsyncHTTPClient
 import Contracts
+import CoreMetrics
 import Foundation
 import HTTPTypes
 import Locking
@@ -300,7 +301,8 @@ final class CallCounter: Sendable {
         settings.keyParameter = "apikey"
         let client = UpstreamClient(name: .ticketmaster, settings: settings,
                                     gate: UpstreamGate(upstream: "t", settings: settings, ledger: unused),
-                                    callLedger: RollingCallLedger(pool: unused.pool), httpClient: .shared)
+                                    callLedger: RollingCallLedger(pool: unused.pool), httpClient: .shared,
+                                    metrics: CatalogMetrics(factory: NOOPMetricsHandler.instance))
         let search = TicketmasterSource().search(SearchQuery(text: "a&b=c/../@evil.com#x", sort: .relevance), at: PageCursor(pageSize: 5))
         guard case .fetch(let requests, _) = search, let request = requests.first else {
             Issue.record("a search fetches first")

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import ReplayUpstream
 import TestSupport
 import Testing
@@ -33,6 +34,23 @@ import Testing
             let call = try #require(api.replay.requestLog.first)
             #expect(call.query["apikey"] == "<redacted>")
             #expect(call.query["city"] == "San Francisco")
+        }
+    }
+
+    /// `/metrics` after a cold and a warm search: the miss, the hit, and the one upstream call with its duration.
+    @Test func metricsShowTheMissTheHitAndTheUpstreamCall() async throws {
+        try await CatalogHarness.withCatalog { api in
+            _ = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            _ = try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+            let text = String(buffer: try await api.get("/metrics", token: .some(nil)).body)
+            func value(_ series: String) -> Double? {
+                text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+            }
+            #expect(value(#"catalog_cache_lookups_total{experience="ticketmaster",route="search",result="miss"}"#) == 1)
+            #expect(value(#"catalog_cache_lookups_total{experience="ticketmaster",route="search",result="hit"}"#) == 1)
+            #expect(value(#"catalog_upstream_requests_total{upstream="ticketmaster",outcome="2xx"}"#) == 1)
+            #expect(value(#"catalog_upstream_request_duration_seconds_count{upstream="ticketmaster"}"#) == 1)
+            #expect(api.upstreamCalls == 1)
         }
     }
 

@@ -404,6 +404,19 @@ import Testing
         }
     }
 
+    /// `/metrics` counts the events a write appended, by type, and none for a write that changed nothing.
+    @Test func appendedEventsAreCounted() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            _ = try await api.call(.put, Self.nightWatch, as: ana)
+            _ = try await api.call(.put, Self.nightWatch, as: ana)  // already a favorite: no event
+            _ = try await api.call(.delete, Self.nightWatch, as: ana)
+            let text = String(buffer: try await api.call(.get, "/metrics", as: ana).body)
+            #expect(text.contains(#"favorites_events_appended_total{type="favorite-added"} 1"#))
+            #expect(text.contains(#"favorites_events_appended_total{type="favorite-removed"} 1"#))
+        }
+    }
+
     @Test func whenTheCatalogIsDownNothingIsWritten() async throws {
         try await FavoritesHarness.run(catalogURL: "http://127.0.0.1:1") { api in
             let ana = try await api.user()

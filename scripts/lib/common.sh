@@ -76,6 +76,7 @@ _requirement_met() {
         nginx) nginx_bin >/dev/null ;;
         curl) command -v curl >/dev/null 2>&1 ;;
         wrk) command -v wrk >/dev/null 2>&1 ;;
+        promtool) command -v promtool >/dev/null 2>&1 ;;
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
         openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
@@ -93,6 +94,7 @@ _requirement_packages() {
         python3) printf '%s\n' python3 ;;
         openssl) printf '%s\n' openssl ;;
         wrk) printf '%s\n' wrk ;;
+        promtool) printf '%s\n' prometheus ;;  # Debian ships promtool with the server
         python3-venv) printf '%s\n' python3 python3-venv ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
@@ -109,7 +111,8 @@ _apt_update_once() {
     fi
 }
 
-# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl.
+# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, python3,
+# python3-venv, openssl.
 # As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {

@@ -25,12 +25,13 @@ public func buildApplication(
         ExperiencesController().register(on: router)
         guard let authentication = dependencies.authentication else { return }
         let pool = dependencies.pool
+        let metrics = CatalogMetrics(factory: dependencies.metrics)
         var clients: [UpstreamName: UpstreamClient] = [:]
         let callLedger = RollingCallLedger(pool: pool)
         for (name, settings) in catalogConfiguration.upstreams {
             let gate = UpstreamGate(upstream: name.rawValue, settings: settings, ledger: DailyQuotaLedger(pool: pool))
             clients[name] = UpstreamClient(name: name, settings: settings, gate: gate, callLedger: callLedger,
-                                           httpClient: dependencies.httpClient)
+                                           httpClient: dependencies.httpClient, metrics: metrics)
         }
         let claims = FetchClaims(pool: pool)
         let runner = StepRunner(clients: clients, shared: SharedAnswers(pool: pool), claims: claims)
@@ -61,6 +62,6 @@ public func buildApplication(
             .group(context: AuthenticatedContext.self)
         let users = UserRateLimiter(rate: catalogConfiguration.userRate, burst: catalogConfiguration.userRate * 4,
                                     refusal: "Too many catalog requests; slow down.")
-        CatalogController(catalog: catalog, users: users).register(on: routes)
+        CatalogController(catalog: catalog, users: users, metrics: metrics).register(on: routes)
     }
 }

@@ -47,7 +47,7 @@ public func buildApplication(
         let routes = router.group("v1/favorites").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)
         let store = FavoritesStore(pool: dependencies.pool)
-        let writer = FavoritesWriter(store: store, notifier: notifier)
+        let writer = FavoritesWriter(store: store, notifier: notifier, metrics: dependencies.metrics)
         let catalog = CatalogLookup(peer: PeerRequest(baseURL: catalogURL, httpClient: dependencies.httpClient))
         FavoritesController(
             favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),

@@ -11,6 +11,7 @@ import ServiceKit
 struct CatalogController: Sendable {
     let catalog: Catalog
     let users: UserRateLimiter
+    let metrics: CatalogMetrics
 
     static let maximumQueryLength = 100
 
@@ -74,7 +75,7 @@ struct CatalogController: Sendable {
         if let category { try await checkCategory(category, of: backend, context: context) }
         let lookup = try await catalog.search(backend, query, at: cursor, user: context.user.userID,
                                               requestID: context.requestID, logger: context.logger)
-        return Self.respond(lookup, to: request)
+        return respond(lookup, to: request, experience: backend.experience, route: "search")
     }
 
     @Sendable func detail(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -102,7 +103,7 @@ struct CatalogController: Sendable {
             let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: lookup.value.body)
             lookup.value = CachedBody(body: try ServiceJSON.encoder.encode(backend.cell(of: item)))
         }
-        return Self.respond(lookup, to: request)
+        return respond(lookup, to: request, experience: backend.experience, route: "detail")
     }
 
     @Sendable func categories(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -110,7 +111,7 @@ struct CatalogController: Sendable {
         try users.admit(context.user.userID)
         let lookup = try await catalog.categories(backend, user: context.user.userID, requestID: context.requestID,
                                                   logger: context.logger)
-        return Self.respond(lookup, to: request)
+        return respond(lookup, to: request, experience: backend.experience, route: "categories")
     }
 
     private func backend(_ context: AuthenticatedContext) throws -> (CatalogBackend, Experience) {
@@ -137,7 +138,10 @@ struct CatalogController: Sendable {
     /// 200 with the body, or 304 when the client already holds it. Freshness goes in the headers: `Age`,
     /// `Cache-Control: private, max-age` (the rest of the TTL; per user, since the route needs a token) and
     /// `X-Cache` (`hit`, `miss`, `revalidating`, or `stale` when the upstream failed and the last good copy is served).
-    static func respond(_ lookup: ResponseCache.Lookup, to request: Request) -> Response {
+    func respond(_ lookup: ResponseCache.Lookup, to request: Request, experience: ExperienceID, route: String)
+        -> Response
+    {
+        metrics.cacheLookup(experience: experience.rawValue, route: route, result: lookup.freshness.rawValue)
         var headers: HTTPFields = [
             .eTag: lookup.value.etag, .age: String(lookup.age),
             .cacheControl: "private, max-age=\(lookup.remainingTTL)", .xCache: lookup.freshness.rawValue,

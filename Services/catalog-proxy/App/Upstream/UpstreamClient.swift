@@ -40,6 +40,32 @@ struct UpstreamSettings: Sendable {
 }
 
 /// Why an upstream call produced no usable response. Each maps to its own problem type.
+extension UpstreamFailure {
+    /// Why a call never left, for ``CatalogMetrics/refused(_:reason:)``; nil for an attempt's failure.
+    var refusalReason: String? {
+        switch self {
+        case .rateLimited: "rate-limited"
+        case .userShareSpent: "user-share"
+        case .circuitOpen: "circuit-open"
+        case .quotaLedgerUnavailable: "ledger-unavailable"
+        default: nil
+        }
+    }
+
+    /// What an attempt that left came to, for ``CatalogMetrics/upstreamAttempt(_:outcome:duration:)``.
+    var attemptOutcome: String {
+        switch self {
+        case .rateLimited: "429"
+        case .rejected(let status, _) where (300..<400).contains(status): "redirect-refused"
+        case .rejected: "4xx"
+        case .timeout: "timeout"
+        case .failed(let reason) where reason.hasPrefix("status 5"): "5xx"
+        case .malformedBody: "malformed"
+        default: "error"
+        }
+    }
+}
+
 enum UpstreamFailure: Error, Equatable {
     /// Our limiter or the upstream's quota (429): retry after the given seconds.
     case rateLimited(retryAfter: TimeInterval)
@@ -188,6 +214,8 @@ final class UpstreamGate: Sendable {
 
     func recordSuccess() { state.withLock { $0.breaker.recordSuccess() } }
     func recordFailure(now: Date) { state.withLock { $0.breaker.recordFailure(now: now) } }
+    /// Whether the breaker refuses calls at `now`.
+    func breakerIsOpen(now: Date) -> Bool { state.withLock { $0.breaker.refusal(now: now) != nil } }
     /// The upstream said its quota is spent until `until`.
     func quotaExhausted(until: Date) { state.withLock { $0.quotaResetAt = until } }
 
@@ -202,15 +230,17 @@ struct UpstreamClient: Sendable {
     let gate: UpstreamGate
     let callLedger: RollingCallLedger
     let httpClient: HTTPClient
+    let metrics: CatalogMetrics
     let concurrency: AsyncSemaphore
 
     init(name: UpstreamName, settings: UpstreamSettings, gate: UpstreamGate, callLedger: RollingCallLedger,
-         httpClient: HTTPClient) {
+         httpClient: HTTPClient, metrics: CatalogMetrics) {
         self.name = name
         self.settings = settings
         self.gate = gate
         self.callLedger = callLedger
         self.httpClient = httpClient
+        self.metrics = metrics
         concurrency = AsyncSemaphore(permits: settings.maximumConcurrentCalls)
     }
 
@@ -224,20 +254,29 @@ struct UpstreamClient: Sendable {
                 // Full jitter: replicas retrying together do not hammer a recovering upstream in step.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
             }
-            try await admit()
+            do throws(UpstreamFailure) { try await admit() } catch {
+                metrics.refused(name.rawValue, reason: error.refusalReason ?? "ledger-unavailable")
+                throw error
+            }
+            let started = ContinuousClock.now
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in
                     try await concurrency.withPermit { () async throws(UpstreamFailure) in
                         try await once(request, requestID: requestID)
                     }
                 }
+                metrics.upstreamAttempt(name.rawValue, outcome: result.status == 404 ? "404" : "2xx",
+                                        duration: ContinuousClock.now - started)
                 gate.recordSuccess()
+                metrics.breaker(name.rawValue, open: false)
                 return result
             } catch let failure {
+                metrics.upstreamAttempt(name.rawValue, outcome: failure.attemptOutcome, duration: ContinuousClock.now - started)
                 lastFailure = failure
                 switch failure {
                 case .timeout, .failed:
                     gate.recordFailure(now: Date())
+                    metrics.breaker(name.rawValue, open: gate.breakerIsOpen(now: Date()))
                     logger.warning("upstream attempt failed", metadata: [
                         "upstream": "\(name)", "path": "\(request.path)", "attempt": "\(attempt)",
                         "failure": "\(failure)",

@@ -1,3 +1,4 @@
+import CoreMetrics
 import EventStore
 import Foundation
 import Postgres
@@ -10,6 +11,8 @@ struct FavoritesWriter: Sendable {
     let store: FavoritesStore
     /// Wakes the async projections after a write.
     let notifier: EventNotifier
+    /// Counts `favorites_events_appended_total{type}`.
+    let metrics: any MetricsFactory
 
     /// What a command decided: the event to record (none when nothing changes) and what to answer.
     struct Decision<Outcome: Sendable>: Sendable {
@@ -23,15 +26,19 @@ struct FavoritesWriter: Sendable {
         user: UUID, eventID: UUID, reading reads: FavoritesStore.Reads, metadata: EventMetadata, at now: Date,
         decide: @escaping @Sendable (FavoritesStore.StreamState) throws -> Decision<Outcome>
     ) async throws -> Outcome {
-        let (outcome, appended) = try await store.pool.withTransaction { connection -> (Outcome, Bool) in
+        let (outcome, appended) = try await store.pool.withTransaction { connection -> (Outcome, String?) in
             let state = try await FavoritesStore.lock(user: user, checking: eventID, reading: reads, on: connection)
             let decision = try decide(state)
-            guard let event = decision.event else { return (decision.outcome, false) }
+            guard let event = decision.event else { return (decision.outcome, nil) }
             let result = try await FavoritesStore.record(event, id: eventID, user: user, in: state.stream,
                                                          metadata: metadata, at: now, on: connection)
-            return (decision.outcome, !result.alreadyApplied)
+            return (decision.outcome, result.alreadyApplied ? nil : event.type)
         }
-        if appended { notifier.eventsAppended() }
+        if let appended {
+            Counter(label: "favorites_events_appended_total", dimensions: [("type", appended)], factory: metrics)
+                .increment()
+            notifier.eventsAppended()
+        }
         return outcome
     }
 }
