@@ -95,6 +95,15 @@ import Testing
                 for try await status in group { #expect(status == .ok) }
             }
             #expect(api.upstreamCalls == 1)
+            // Every request but the one that fetched either waited for that fetch or found its answer cached.
+            let text = String(buffer: try await api.get("/metrics", token: .some(nil)).body)
+            func value(_ series: String) -> Int {
+                text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+                    .flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+            }
+            let coalesced = value(#"catalog_coalesced_requests_total{experience="ticketmaster",route="search"}"#)
+            let hits = value(#"catalog_cache_lookups_total{experience="ticketmaster",route="search",result="hit"}"#)
+            #expect(coalesced >= 1 && coalesced + hits == 9)
         }
     }
 

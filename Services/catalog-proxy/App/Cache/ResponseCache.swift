@@ -51,6 +51,8 @@ actor ResponseCache {
         var age: Int
         /// Seconds the copy stays fresh (for `Cache-Control: max-age`).
         var remainingTTL: Int
+        /// A miss that waited for a fetch another request had started, instead of starting its own.
+        var coalesced = false
     }
 
     private struct Entry {
@@ -105,10 +107,13 @@ actor ResponseCache {
                 return lookup(entry, .revalidating, now: now)
             }
         }
-        let task = inFlight[key] ?? start(key, policy: policy, load: load)
+        let joined = inFlight[key]
+        let task = joined ?? start(key, policy: policy, load: load)
         do {
             let value = try await task.value
-            return lookup(Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
+            var answer = lookup(Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
+            answer.coalesced = joined != nil
+            return answer
         } catch {
             if isDefinitive(error) {
                 remove(key)

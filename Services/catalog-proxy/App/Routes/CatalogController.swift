@@ -142,6 +142,8 @@ struct CatalogController: Sendable {
         -> Response
     {
         metrics.cacheLookup(experience: experience.rawValue, route: route, result: lookup.freshness.rawValue)
+        if lookup.coalesced { metrics.coalesced(experience: experience.rawValue, route: route) }
+        if route == "search", !lookup.value.isComplete { metrics.partialPage(experience: experience.rawValue) }
         var headers: HTTPFields = [
             .eTag: lookup.value.etag, .age: String(lookup.age),
             .cacheControl: "private, max-age=\(lookup.remainingTTL)", .xCache: lookup.freshness.rawValue,

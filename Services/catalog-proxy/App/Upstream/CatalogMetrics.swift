@@ -15,6 +15,19 @@ struct CatalogMetrics: Sendable {
             .increment()
     }
 
+    /// `catalog_coalesced_requests_total{experience, route}`: misses that waited for the fetch another request had
+    /// started instead of starting their own; `catalog_partial_pages_total{experience}`: search pages served with
+    /// items left out (they could not be fetched in time).
+    func coalesced(experience: String, route: String) {
+        Counter(label: "catalog_coalesced_requests_total", dimensions: [("experience", experience), ("route", route)],
+                factory: factory).increment()
+    }
+
+    func partialPage(experience: String) {
+        Counter(label: "catalog_partial_pages_total", dimensions: [("experience", experience)], factory: factory)
+            .increment()
+    }
+
     /// `catalog_upstream_requests_total{upstream, outcome}` and `catalog_upstream_request_duration_seconds{upstream}`:
     /// every attempt that left, by what came back (`2xx`, `404`, `429`, `4xx`, `5xx`, `timeout`, `error`).
     func upstreamAttempt(_ upstream: String, outcome: String, duration: Duration) {
