@@ -116,10 +116,11 @@ let sharedTargets: [Target] = [
         swiftSettings: strictSettings
     ),
 
-    // An append-only event log in PostgreSQL, for any service that keeps one (favorites-service).
+    // An append-only event log in PostgreSQL and its projections: favorites-service's alone, so it lives there, a
+    // module of its own (its own tests, no HTTP).
     .target(
-        name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle], path: "Shared/EventStore",
-        swiftSettings: strictSettings
+        name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle],
+        path: "Services/favorites-service/EventStore", swiftSettings: strictSettings
     ),
 
     // Real PostgreSQL for tests (a throwaway cluster when DATABASE_URL is not given) and test helpers.
