@@ -15,11 +15,24 @@ extension Data {
     /// `If-None-Match` already names that tag. For responses whose body is the whole of their state: the tag changes
     /// exactly when the body does, on every replica alike.
     public func conditionalJSONResponse(to request: Request, headers: HTTPFields) -> Response {
-        let digest = SHA256.hash(data: self).prefix(16).map { String(format: "%02x", $0) }.joined()
-        let etag = "\"\(digest)\""
+        let etag = ETag.of(self)
         var headers = headers
         headers[.eTag] = etag
         if request.ifNoneMatch(etag) { return Response(status: .notModified, headers: headers) }
         return jsonResponse(headers: headers)
+    }
+}
+
+/// Entity tags, made one way: a strong tag of a body's bytes (the same on every replica, for the same bytes), or of a
+/// version of the state the body shows.
+public enum ETag {
+    /// `"<first 16 bytes of the body's SHA-256, hex>"`.
+    public static func of(_ body: some DataProtocol) -> String {
+        "\"" + SHA256.hash(data: Data(body)).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+    }
+
+    /// `"<parts joined by ->"`: for a representation that follows a version (a user's stream) rather than its bytes.
+    public static func version(_ parts: String...) -> String {
+        "\"" + parts.joined(separator: "-") + "\""
     }
 }

@@ -19,10 +19,8 @@ struct OperationsRoutes: Sendable {
     func register(on router: Router<AppRequestContext>, prefixes: [String]) throws {
         let bytes = try APIDocument.openAPIJSON()
         let document = ByteBuffer(bytes: bytes)
-        // The same on every replica of every service built from the same document (FNV-1a: Swift's own hashes are
-        // seeded per process).
-        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        let documentTag = "\"\(String(digest, radix: 16))\""
+        // The same on every replica of every service built from the same document.
+        let documentTag = ETag.of(bytes)
         router.get("/openapi.json") { request, _ in
             var headers: HTTPFields = [.eTag: documentTag, .cacheControl: "public, max-age=300"]
             if request.ifNoneMatch(documentTag) { return Response(status: .notModified, headers: headers) }

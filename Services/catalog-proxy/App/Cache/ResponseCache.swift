@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import ServiceKit
 
 /// How long a cached response is served, per route.
 struct CachePolicy: Sendable, Equatable {
@@ -22,7 +22,7 @@ struct CachedBody: Sendable, Equatable {
     init(body: Data, isComplete: Bool = true) {
         self.body = body
         self.isComplete = isComplete
-        etag = "\"" + SHA256.hash(data: body).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        etag = ETag.of(body)
     }
 }
 

@@ -121,8 +121,9 @@ struct FavoritesController: Sendable {
     }
 
     /// What a page's `ETag` starts with: changed whenever a page's fields change (3: a book's rank, a card's facts,
-    /// whether the user wrote it), so that a client holding a page of the older shape gets the new one, not a 304.
-    static let pageShape = "p3"
+    /// whether the user wrote it; 4: the item in the catalog's shape), so that a client holding a page of the older
+    /// shape gets the new one, not a 304.
+    static let pageShape = "p4"
 
     /// `GET /v1/favorites?experience=&sort=&q=&limit=&cursor=` from the per-user view, in one of the experience's
     /// favorite sorts, filtered by text; `ETag` follows the stream version.
@@ -152,7 +153,7 @@ struct FavoritesController: Sendable {
         let etag = { @Sendable (version: Int64) in
             let filter = text.map { Data($0.utf8).base64URLEncodedString() } ?? "all"
             let page = "\(experience.id.rawValue)-\(sort.rawValue)-\(filter)-\(limit)-\(cursorText ?? "first")"
-            return "\"\(Self.pageShape)-v\(version)-\(page)\""
+            return ETag.version(Self.pageShape, "v\(version)", page)
         }
         let (version, page) = try await listFavorites(
             of: context.user.userID, in: experience.id, sort: sort, after: cursor, matching: text, limit: limit,
@@ -167,7 +168,7 @@ struct FavoritesController: Sendable {
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
     @Sendable func ids(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
-        let etag = { @Sendable (version: Int64) in "\"v\(version)-\(experience.id.rawValue)\"" }
+        let etag = { @Sendable (version: Int64) in ETag.version("v\(version)", experience.id.rawValue) }
         let (version, ids) = try await listFavoriteIDs(of: context.user.userID, in: experience.id,
                                                        unless: { request.ifNoneMatch(etag($0)) })
         guard let ids else {
