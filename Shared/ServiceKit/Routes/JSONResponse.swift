@@ -23,6 +23,14 @@ extension Data {
     }
 }
 
+extension Response {
+    /// 204: done, nothing to say.
+    public static var noContent: Response { Response(status: .noContent) }
+
+    /// 304 with the headers the full answer would carry (its `ETag`, `Cache-Control`).
+    public static func notModified(headers: HTTPFields) -> Response { Response(status: .notModified, headers: headers) }
+}
+
 /// Entity tags, made one way: a strong tag of a body's bytes (the same on every replica, for the same bytes), or of a
 /// version of the state the body shows.
 public enum ETag {

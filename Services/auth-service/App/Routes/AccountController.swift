@@ -94,7 +94,7 @@ struct AccountController: Sendable {
         try await deleteAccount(account, confirmedBy: body.password,
                                 clientAddress: clientAddress(of: request, peer: context.remoteAddress?.ipAddress),
                                 logger: context.logger)
-        return Response(status: .noContent)
+        return .noContent
     }
 
     /// 204, also to the retry of a change whose answer was lost (same `Idempotency-Key`).
@@ -110,7 +110,7 @@ struct AccountController: Sendable {
             idempotencyKey: try request.idempotencyKey(),
             clientAddress: clientAddress(of: request, peer: context.remoteAddress?.ipAddress)
         )
-        return Response(status: .noContent)
+        return .noContent
     }
 
     // MARK: Input

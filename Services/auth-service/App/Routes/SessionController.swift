@@ -43,10 +43,10 @@ struct SessionController: Sendable {
             caller = try await AuthenticationMiddleware.authenticate(request, verifier: verifier)
         } catch is ServiceProblem where bodyToken != nil {
             try await signOut(refreshToken: bodyToken ?? "", scope: scope)
-            return Response(status: .noContent)
+            return .noContent
         }
         try await signOut(caller, scope: scope)
-        return Response(status: .noContent)
+        return .noContent
     }
 
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
@@ -60,6 +60,6 @@ struct SessionController: Sendable {
             throw ServiceProblem.validation([FieldError(field: "id", message: "must be a session id (UUID)")])
         }
         try await endSession(id, of: context.user.userID)
-        return Response(status: .noContent)
+        return .noContent
     }
 }

@@ -149,7 +149,7 @@ struct CatalogController: Sendable {
             .cacheControl: "private, max-age=\(lookup.remainingTTL)", .xCache: lookup.freshness.rawValue,
         ]
         if request.ifNoneMatch(lookup.value.etag) {
-            return Response(status: .notModified, headers: headers)
+            return .notModified(headers: headers)
         }
         headers[.contentType] = "application/json; charset=utf-8"
         return lookup.value.body.jsonResponse(headers: headers)

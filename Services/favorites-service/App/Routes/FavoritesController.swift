@@ -55,7 +55,7 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(context.parameters.get("experience"))
         let itemId = try Self.itemID(context.parameters.get("itemId"))
         try await unfavoriteItem(itemId, in: experience.id, by: try Self.writeRequest(request, context))
-        return Response(status: .noContent)
+        return .noContent
     }
 
     /// `DELETE /v1/favorites?experience=`: 204 whether or not there were any.
@@ -63,7 +63,7 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(request.uri.queryParameters["experience"].map(String.init))
         try await clearFavorites(experience.id, by: try Self.writeRequest(
             request, context, target: "experience=\(experience.id.rawValue)"))
-        return Response(status: .noContent)
+        return .noContent
     }
 
     /// `POST /v1/favorites/cards?experience=`: 201 with the card as a favorite (and to a retry with the same
@@ -159,7 +159,7 @@ struct FavoritesController: Sendable {
             of: context.user.userID, in: experience.id, sort: sort, after: cursor, matching: text, limit: limit,
             unless: { request.ifNoneMatch(etag($0)) })
         guard let page else {
-            return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            return .notModified(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
         }
         return try ServiceJSON.encoder.encode(page)
             .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
@@ -172,7 +172,7 @@ struct FavoritesController: Sendable {
         let (version, ids) = try await listFavoriteIDs(of: context.user.userID, in: experience.id,
                                                        unless: { request.ifNoneMatch(etag($0)) })
         guard let ids else {
-            return Response(status: .notModified, headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            return .notModified(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
         }
         return try ServiceJSON.encoder.encode(ids)
             .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
