@@ -55,31 +55,45 @@ extension FavoriteMeClient {
 
     /// The writes waiting to be sent, oldest first.
     public func pendingWrites() async -> [PendingWrite] {
-        await outbox.waiting
+        await openCurrentUser()
+        return await outbox.waiting
     }
 
     /// The writes that failed too often and wait for the app's decision: ``retryParkedWrites()`` or
     /// ``discardParkedWrites()``.
     public func parkedWrites() async -> [PendingWrite] {
-        await outbox.parked
+        await openCurrentUser()
+        return await outbox.parked
     }
 
     /// Puts the parked writes back at the end of the queue (as if made now, with the same keys) and sends it.
     @discardableResult
     public func retryParkedWrites() async -> DrainReport {
+        guard await openCurrentUser() != nil else { return DrainReport() }
         await outbox.unpark()
         return await sendPendingWrites()
     }
 
     public func discardParkedWrites() async {
+        guard await openCurrentUser() != nil else { return }
         await outbox.discardParked()
+    }
+
+    /// The signed-in user, with their documents open; nil when nobody is signed in or the documents cannot be read.
+    @discardableResult
+    func openCurrentUser() async -> UUID? {
+        guard let user = try? await sessions.current()?.user, (try? await outbox.open(for: user.id)) != nil else {
+            return nil
+        }
+        return user.id
     }
 
     /// Sends the signed-in user's waiting writes in order, each with its own key, until none is left or the server
     /// cannot be reached. A write that fails on the way, or that the server cannot take now (408, 429, 5xx), is
     /// retried with backoff as ``retryPolicy`` says, then parked; one the server refuses for good is dropped (its
     /// heart rolls back). Writes made meanwhile join the drain under way. Concurrent calls share one drain, and a
-    /// call cuts short its wait before the next attempt (the user asked, or the network returned).
+    /// call cuts short its wait between attempts (the user asked, or the network returned); a `Retry-After` longer
+    /// than a drain waits is kept with the write and honoured by every later drain.
     @discardableResult
     public func sendPendingWrites() async -> DrainReport {
         await outbox.wake()
@@ -87,17 +101,27 @@ extension FavoriteMeClient {
     }
 
     /// The drain, without cutting its wait short (what a new write starts or joins).
+    @discardableResult
     func drainQueue() async -> DrainReport {
-        guard let user = try? await sessions.current()?.user, (try? await outbox.open(for: user.id)) != nil else {
+        guard let user = await openCurrentUser() else {
             await outbox.settleWaiters()  // a write that was waiting for this drain waits on
             return DrainReport(waiting: await outbox.waiting.count)
         }
-        return await outbox.drain(for: user.id) { [self] in await drain(for: user.id) }
+        return await outbox.drain(for: user) { [self] token in await drain(for: user, token) }
     }
 
-    private func drain(for owner: UUID) async -> DrainReport {
+    /// One drain of `owner`'s queue, holding `token`: everything it does to the queue is ignored once the token dies
+    /// (the documents closed for a sign-out or another user).
+    private func drain(for owner: UUID, _ token: UUID) async -> DrainReport {
         var report = DrainReport()
-        while let write = await outbox.nextToSend(for: owner) {
+        while true {
+            let (next, notBefore) = await outbox.nextToSend(token)
+            guard let write = next else {
+                if let notBefore {  // the server asked to wait: the queue goes out again then
+                    await outbox.schedule(after: notBefore.timeIntervalSinceNow) { [self] in await drainQueue() }
+                }
+                break
+            }
             let verdict: AttemptVerdict
             var answer: Favorite?
             do throws(FavoriteMeError) {
@@ -108,31 +132,36 @@ extension FavoriteMeClient {
             }
             switch verdict {
             case .applied:
-                await outbox.markSent(write, answer: answer)
+                await outbox.markSent(write, answer: answer, token)
                 report.sent.append(write)
             case .rejected(let problem):
-                await outbox.drop(write, refusedWith: problem)
+                await outbox.drop(write, refusedWith: problem, token)
                 report.refused.append(.init(write: write, problem: problem))
-            case .offline, .stop:
-                await outbox.endDrain(for: owner)
+            case .offline:
+                // No network, or the server is down: uncounted; tried again later (and at once when the system says
+                // the network returned).
+                await outbox.endDrain(token)
+                await outbox.schedule(after: retryPolicy.longestDelay) { [self] in await drainQueue() }
+                report.waiting = await outbox.waiting.count
+                return report
+            case .stop:
+                await outbox.endDrain(token)
                 report.waiting = await outbox.waiting.count
                 return report
             case .retry(let retryAfter):
-                let failures = await outbox.recordFailure(of: write)
+                let delay = retryPolicy.delay(afterFailures: await outbox.failures(of: write) + 1,
+                                              retryAfter: retryAfter, jitter: .random(in: 0...1))
+                // A wait longer than a drain waits is kept with the write, so that no drain sends it early.
+                let notBefore = delay > retryPolicy.longestDelay ? Date(timeIntervalSinceNow: delay) : nil
+                guard let failures = await outbox.recordFailure(of: write, notBefore: notBefore, token) else {
+                    return report  // the documents closed meanwhile
+                }
                 if failures >= retryPolicy.attempts {
-                    await outbox.park(write, reason: "failed \(failures) times, the last with \(retryAfter.map { "Retry-After \($0)" } ?? "no answer the API knows")")
+                    await outbox.park(write, reason: "failed \(failures) times, the last with \(retryAfter.map { "Retry-After \($0)" } ?? "no answer the API knows")", token)
                     report.parked.append(write)
                     continue
                 }
-                let delay = retryPolicy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: .random(in: 0...1))
-                guard delay <= retryPolicy.longestDelay else {
-                    // Longer than a flush waits: the queue keeps its order and goes out again when the wait is over.
-                    await outbox.endDrain(for: owner)
-                    await outbox.schedule(after: delay) { [self] in await sendPendingWrites() }
-                    report.waiting = await outbox.waiting.count
-                    return report
-                }
-                await outbox.pause(for: delay)
+                if notBefore == nil { await outbox.pause(for: delay, token) }
             }
         }
         report.waiting = await outbox.waiting.count
@@ -146,10 +175,11 @@ extension FavoriteMeClient {
         guard let user = try await sessions.current()?.user else { throw .signedOut }
         try await outbox.open(for: user.id)
         let sent = await sendPendingWrites()
-        let folding = await outbox.sentWrites
+        // Every step is for this user only: if another signs in meanwhile, nothing of this sync lands in their copy.
+        guard let start = await outbox.syncStart(for: user.id) else { throw .signedOut }
+        var since = start.since
         var applied: [FavoriteChange] = []
         while true {
-            let since = await outbox.syncedVersion
             let page: FavoriteChanges
             do {
                 page = try await send(Call(method: "GET", path: "/v1/favorites/changes",
@@ -158,15 +188,17 @@ extension FavoriteMeClient {
             } catch .refused(let problem) where problem.type == .syncPositionAhead && since > 0 {
                 // The copy on the device is not of this account's log (from before a restore, say): start it again
                 // from the beginning rather than skip what came since.
-                await outbox.restartSync()
+                guard await outbox.restartSync(for: user.id) else { throw .signedOut }
+                since = 0
                 applied = []
                 continue
             }
-            await outbox.apply(page.changes, upTo: page.version)
+            guard await outbox.apply(page.changes, upTo: page.version, for: user.id) else { throw .signedOut }
             applied += page.changes
+            since = max(since, page.version)
             guard page.hasMore else { break }
         }
-        await outbox.finishSync(folding: folding)
+        guard await outbox.finishSync(folding: start.sent, for: user.id) else { throw .signedOut }
         return SyncReport(sent: sent, changes: applied)
     }
 

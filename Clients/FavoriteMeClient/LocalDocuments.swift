@@ -17,6 +17,8 @@ struct QueuedWrite: Codable, Sendable, Equatable {
     var status: Status = .waiting
     /// Attempts that failed on the way or on the server (not those made with no network at all).
     var failures = 0
+    /// Not to be sent before: the server's `Retry-After`, when longer than a drain waits.
+    var notBefore: Date?
 
     init(_ write: PendingWrite) { self.write = write }
 
@@ -27,6 +29,7 @@ struct QueuedWrite: Codable, Sendable, Equatable {
         write = try container.decode(PendingWrite.self, forKey: .write)
         status = try container.decodeIfPresent(Status.self, forKey: .status) ?? .waiting
         failures = try container.decodeIfPresent(Int.self, forKey: .failures) ?? 0
+        notBefore = try container.decodeIfPresent(Date.self, forKey: .notBefore)
     }
 }
 

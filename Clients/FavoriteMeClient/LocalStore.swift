@@ -12,45 +12,64 @@ public enum LocalDocument: String, Sendable, CaseIterable, Codable {
 /// Where the client keeps each user's ``LocalDocument``s: files for an app or a command-line tool
 /// (``FileLocalStore``), memory in tests (``MemoryLocalStore``). The client encodes, versions and migrates the
 /// documents; a store only keeps bytes.
+///
+/// Synchronous on purpose: the client changes a document and saves it in one step of its queue's actor, so that two
+/// writes made at once can never save over each other (an `await` in between would let the second one in). A store
+/// is local and small: a queue is kilobytes, a synced copy of thousands of favorites about a megabyte.
 public protocol LocalStore: Sendable {
     /// The document's bytes, or nil when there is none.
-    func read(_ document: LocalDocument, of user: UUID) async throws -> Data?
+    func read(_ document: LocalDocument, of user: UUID) throws -> Data?
     /// Replaces the document whole; after a crash the old bytes or the new are there, never a mix.
-    func write(_ data: Data, to document: LocalDocument, of user: UUID) async throws
+    func write(_ data: Data, to document: LocalDocument, of user: UUID) throws
     /// Moves a document the client cannot read out of the way, keeping its bytes, and says where it went.
-    func setAside(_ document: LocalDocument, of user: UUID) async throws -> String
-    func remove(_ document: LocalDocument, of user: UUID) async throws
+    func setAside(_ document: LocalDocument, of user: UUID) throws -> String
+    func remove(_ document: LocalDocument, of user: UUID) throws
 }
 
 /// Keeps everything in memory: gone when the process ends.
-public actor MemoryLocalStore: LocalStore {
+public final class MemoryLocalStore: LocalStore, @unchecked Sendable {
+    // @unchecked: every stored property is read and written under `lock` only.
+    private let lock = NSLock()
     private var documents: [String: Data] = [:]
-    /// Documents set aside, by the name ``setAside(_:of:)`` gave.
-    public private(set) var setAsideDocuments: [String: Data] = [:]
-    /// How many times each document was written, for tests of what a write costs.
-    public private(set) var writes: [LocalDocument: Int] = [:]
+    private var asideDocuments: [String: Data] = [:]
+    private var writeCounts: [LocalDocument: Int] = [:]
 
     public init() {}
 
+    /// Documents set aside, by the name ``setAside(_:of:)`` gave.
+    public var setAsideDocuments: [String: Data] { lock.withLock { asideDocuments } }
+    /// How many times each document was written, for tests of what a write costs.
+    public var writes: [LocalDocument: Int] { lock.withLock { writeCounts } }
+
     private func key(_ document: LocalDocument, _ user: UUID) -> String { "\(user.uuidString.lowercased())/\(document)" }
 
-    public func read(_ document: LocalDocument, of user: UUID) -> Data? { documents[key(document, user)] }
+    public func read(_ document: LocalDocument, of user: UUID) -> Data? {
+        lock.withLock { documents[key(document, user)] }
+    }
 
     public func write(_ data: Data, to document: LocalDocument, of user: UUID) {
-        documents[key(document, user)] = data
-        writes[document, default: 0] += 1
+        lock.withLock {
+            documents[key(document, user)] = data
+            writeCounts[document, default: 0] += 1
+        }
     }
 
     /// Puts bytes in place as they are, for tests of what the client does with a file it did not write.
-    public func place(_ data: Data, as document: LocalDocument, of user: UUID) { documents[key(document, user)] = data }
-
-    public func setAside(_ document: LocalDocument, of user: UUID) -> String {
-        let name = "\(key(document, user)).unreadable-\(setAsideDocuments.count + 1)"
-        setAsideDocuments[name] = documents.removeValue(forKey: key(document, user))
-        return name
+    public func place(_ data: Data, as document: LocalDocument, of user: UUID) {
+        lock.withLock { documents[key(document, user)] = data }
     }
 
-    public func remove(_ document: LocalDocument, of user: UUID) { documents[key(document, user)] = nil }
+    public func setAside(_ document: LocalDocument, of user: UUID) -> String {
+        lock.withLock {
+            let name = "\(key(document, user)).unreadable-\(asideDocuments.count + 1)"
+            asideDocuments[name] = documents.removeValue(forKey: key(document, user))
+            return name
+        }
+    }
+
+    public func remove(_ document: LocalDocument, of user: UUID) {
+        lock.withLock { documents[key(document, user)] = nil }
+    }
 }
 
 /// Owner-only JSON files (0600, in 0700 directories): `<directory>/<user id>/<document>.json`, each replaced whole

@@ -37,6 +37,11 @@ enum WriteOutcome: Sendable, Equatable {
 /// The hearts an app draws are the synced copy with the queue on top, in order: a write shows at once, and a write
 /// the server refuses leaves the queue, which is its rollback. A sent write stays in the queue until a sync has
 /// brought the same change into the copy, so that a heart saves the small queue only, never the whole copy.
+///
+/// Every change to a document is saved in the same step of this actor (the store is synchronous), so two writes made
+/// at once can never save over each other. A drain (the sending of the queue) holds a token: when the documents
+/// close (sign-out, another user), the token dies, and whatever that drain still does touches nothing of the next
+/// user's.
 actor Outbox {
     private let store: any LocalStore
     let events: Broadcast<LocalEvent>
@@ -44,15 +49,15 @@ actor Outbox {
     private(set) var owner: UUID?
     private var queue = QueueDocument()
     private var synced = FavoritesDocument()
-    /// The one drain under way (and whose), which later calls join.
-    private var draining: (owner: UUID, task: Task<DrainReport, Never>)?
+    /// The one drain under way: whose, its token, and its task (which later calls join).
+    private var draining: (owner: UUID, token: UUID, task: Task<DrainReport, Never>)?
     /// Calls waiting to hear what came of their write, and outcomes not yet collected.
     private var waiters: [UUID: CheckedContinuation<WriteOutcome, Never>] = [:]
     private var outcomes: [UUID: WriteOutcome] = [:]
     private var awaited: Set<UUID> = []
     private var scheduled: Task<Void, Never>?
-    /// The drain's wait between attempts, which ``wake()`` cuts short.
-    private var pause: (resume: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
+    /// The drain's wait between attempts (with its drain's token), which ``wake()`` cuts short.
+    private var pause: (token: UUID, resume: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
 
     init(store: any LocalStore, events: Broadcast<LocalEvent>) {
         self.store = store
@@ -67,13 +72,15 @@ actor Outbox {
     func open(for user: UUID) async throws(FavoriteMeError) {
         guard owner != user else { return }
         closeDocuments()
-        let queue = try await load(QueueDocument.self, .queue, of: user)
-        let synced = try await load(FavoritesDocument.self, .favorites, of: user)
+        var reports: [LocalEvent] = []
+        let queue = try load(QueueDocument.self, .queue, of: user, reporting: &reports)
+        let synced = try load(FavoritesDocument.self, .favorites, of: user, reporting: &reports)
         let folded = Set(synced.folded)
         self.queue = queue
         self.queue.writes.removeAll { folded.contains($0.write.id) && $0.isSent }
         self.synced = synced
         owner = user
+        for report in reports { await events.send(report) }
         await events.send(.changed)
     }
 
@@ -88,20 +95,23 @@ actor Outbox {
     /// user signs in again.
     func forgetCopy(of user: UUID) async {
         if owner != user { try? await open(for: user) }
+        var failure: LocalEvent?
         if owner == user {
             queue.writes.removeAll(where: \.isSent)
-            await saveQueue()
+            failure = saveQueue()
         }
-        do { try await store.remove(.favorites, of: user) } catch {
-            await events.send(.saveFailed(.favorites, reason: "the synced copy could not be deleted: \(error)"))
+        do { try store.remove(.favorites, of: user) } catch {
+            failure = .saveFailed(.favorites, reason: "the synced copy could not be deleted: \(error)")
         }
-        await close()
+        closeDocuments()
+        if let failure { await events.send(failure) }
+        await events.send(.changed)
     }
 
     /// Deletes everything of `user` on the device, waiting writes too (their account is gone).
     func erase(_ user: UUID) async {
         if owner == user { closeDocuments() }
-        for document in LocalDocument.allCases { try? await store.remove(document, of: user) }
+        for document in LocalDocument.allCases { try? store.remove(document, of: user) }
         await events.send(.changed)
     }
 
@@ -111,15 +121,17 @@ actor Outbox {
         synced = FavoritesDocument()
         scheduled?.cancel()
         scheduled = nil
+        draining = nil  // its token dies with it
         wake()
         settleWaiters()
     }
 
     private func load<Document: Decodable & EmptyDocument>(_ type: Document.Type, _ document: LocalDocument,
-                                                           of user: UUID) async throws(FavoriteMeError) -> Document
+                                                           of user: UUID, reporting reports: inout [LocalEvent])
+        throws(FavoriteMeError) -> Document
     {
         let data: Data?
-        do { data = try await store.read(document, of: user) } catch {
+        do { data = try store.read(document, of: user) } catch {
             throw .storage("the \(document) on the device could not be read: \(error)")
         }
         guard let data else { return Document() }
@@ -127,8 +139,8 @@ actor Outbox {
             return try JSONCoding.decoder.decode(type, from: data)
         } catch let decoding {
             do {
-                let path = try await store.setAside(document, of: user)
-                await events.send(.setAside(document, path: path, reason: "\(decoding)"))
+                let path = try store.setAside(document, of: user)
+                reports.append(.setAside(document, path: path, reason: "\(decoding)"))
                 return Document()
             } catch {
                 throw .storage("the \(document) on the device cannot be read (\(decoding)) nor moved aside: \(error)")
@@ -142,53 +154,81 @@ actor Outbox {
     /// error, never a write that seems queued.
     func enqueue(_ write: PendingWrite, for user: UUID) async throws(FavoriteMeError) {
         guard owner == user else { throw .signedOut }
-        var changed = queue
-        changed.writes.append(QueuedWrite(write))
-        do { try await save(changed, as: .queue) } catch { throw .storage("the write could not be saved: \(error)") }
-        queue = changed
+        queue.writes.append(QueuedWrite(write))
+        if case .saveFailed(_, let reason)? = saveQueue() {
+            queue.writes.removeAll { $0.write.id == write.id }
+            throw .storage("the write could not be saved: \(reason)")
+        }
         awaited.insert(write.id)
         await events.send(.changed)
     }
 
-    /// The next write to send for `user`; nil ends the drain under way, so that a write queued after this starts
-    /// a new one instead of waiting on a drain that will not send it.
-    func nextToSend(for user: UUID) -> PendingWrite? {
-        guard owner == user, let next = queue.writes.first(where: { $0.status == .waiting }) else {
-            endDrain(for: user)
-            return nil
-        }
-        return next.write
+    /// Starts a drain of `user`'s queue, or joins the one under way; `body` gets the drain's token.
+    func drain(for user: UUID, _ body: @escaping @Sendable (UUID) async -> DrainReport) async -> DrainReport {
+        if let draining, draining.owner == user { return await draining.task.value }
+        let token = UUID()
+        let task = Task { await body(token) }
+        draining = (user, token, task)
+        return await task.value
     }
 
-    /// Ends `user`'s drain (early: offline, or no session for that user): the writes it did not send wait.
-    func endDrain(for user: UUID) {
-        if draining?.owner == user { draining = nil }
+    private func isCurrent(_ token: UUID) -> Bool { draining?.token == token }
+
+    /// What the drain with `token` sends next: the first waiting write, unless the server asked to wait for it (its
+    /// `notBefore`, also answered). Nil when there is none, or the drain is over (its documents closed): the drain
+    /// then ends, so that a write queued after this starts a new one instead of waiting on one that will not send it.
+    func nextToSend(_ token: UUID) -> (write: PendingWrite?, notBefore: Date?) {
+        guard isCurrent(token), let next = queue.writes.first(where: { $0.status == .waiting }) else {
+            endDrain(token)
+            return (nil, nil)
+        }
+        if let notBefore = next.notBefore, notBefore > Date() {
+            endDrain(token)
+            return (nil, notBefore)
+        }
+        return (next.write, nil)
+    }
+
+    /// Ends the drain with `token` early (offline, no session for its user, a wait to honour): the writes it did not
+    /// send wait, and the calls waiting on them hear so.
+    func endDrain(_ token: UUID) {
+        guard isCurrent(token) else { return }
+        draining = nil
         settleWaiters()
     }
 
-    func markSent(_ write: PendingWrite, answer: Favorite?) async {
-        await change(write.id) { $0.status = .sent(answer: answer) }
+    func markSent(_ write: PendingWrite, answer: Favorite?, _ token: UUID) async {
+        guard isCurrent(token) else { return }
         settle(write.id, .sent(answer))
+        await change(write.id) { $0.status = .sent(answer: answer) }
     }
 
-    func drop(_ write: PendingWrite, refusedWith problem: APIProblem) async {
+    func drop(_ write: PendingWrite, refusedWith problem: APIProblem, _ token: UUID) async {
+        guard isCurrent(token) else { return }
         queue.writes.removeAll { $0.write.id == write.id }
-        await saveQueue()
         settle(write.id, .refused(problem))
+        let failure = saveQueue()
+        if let failure { await events.send(failure) }
         await events.send(.refused(write, problem))
         await events.send(.changed)
     }
 
-    /// Counts a failed attempt; the failures so far.
-    func recordFailure(of write: PendingWrite) async -> Int {
-        await change(write.id) { $0.failures += 1 }
+    /// Counts a failed attempt (and the server's wait, when it gave one beyond what a drain waits for); the failures
+    /// so far, nil when the drain is over.
+    func recordFailure(of write: PendingWrite, notBefore: Date?, _ token: UUID) async -> Int? {
+        guard isCurrent(token) else { return nil }
         settle(write.id, .waiting)
-        return queue.writes.first { $0.write.id == write.id }?.failures ?? 0
+        await change(write.id) {
+            $0.failures += 1
+            $0.notBefore = notBefore
+        }
+        return queue.writes.first { $0.write.id == write.id }?.failures
     }
 
-    func park(_ write: PendingWrite, reason: String) async {
-        await change(write.id) { $0.status = .parked(reason: reason) }
+    func park(_ write: PendingWrite, reason: String, _ token: UUID) async {
+        guard isCurrent(token) else { return }
         settle(write.id, .parked(reason: reason))
+        await change(write.id) { $0.status = .parked(reason: reason) }
         await events.send(.parked(write, reason: reason))
     }
 
@@ -198,13 +238,13 @@ actor Outbox {
         let parked = queue.writes.filter(\.isParked)
         queue.writes.removeAll(where: \.isParked)
         queue.writes += parked.map { QueuedWrite($0.write) }
-        await saveQueue()
+        if let failure = saveQueue() { await events.send(failure) }
         await events.send(.changed)
     }
 
     func discardParked() async {
         queue.writes.removeAll(where: \.isParked)
-        await saveQueue()
+        if let failure = saveQueue() { await events.send(failure) }
         await events.send(.changed)
     }
 
@@ -222,26 +262,6 @@ actor Outbox {
         return await withCheckedContinuation { waiters[write] = $0 }
     }
 
-    /// The drain waits `seconds` before its next attempt, unless woken first.
-    func pause(for seconds: TimeInterval) async {
-        settleWaiters()
-        await withCheckedContinuation { resume in
-            let timer = Task { [weak self] in
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
-                await self?.wake()
-            }
-            pause = (resume, timer)
-        }
-    }
-
-    /// Ends the drain's wait now: the app asked to send, or the network returned.
-    func wake() {
-        guard let pause else { return }
-        self.pause = nil
-        pause.timer.cancel()
-        pause.resume.resume()
-    }
-
     private func settle(_ write: UUID, _ outcome: WriteOutcome) {
         guard awaited.contains(write) else { return }
         if let waiter = waiters.removeValue(forKey: write) {
@@ -257,25 +277,46 @@ actor Outbox {
         for id in awaited where outcomes[id] == nil { settle(id, .waiting) }
     }
 
-    /// Runs `body` as the one drain of `user`'s queue at a time (a later call joins it).
-    func drain(for user: UUID, _ body: @escaping @Sendable () async -> DrainReport) async -> DrainReport {
-        if let draining, draining.owner == user { return await draining.task.value }
-        let task = Task { await body() }
-        draining = (user, task)
-        return await task.value
+    /// The drain with `token` waits `seconds` before its next attempt, unless woken first.
+    func pause(for seconds: TimeInterval, _ token: UUID) async {
+        guard isCurrent(token) else { return }
+        settleWaiters()
+        wake()  // never two pauses: one drain at a time waits
+        await withCheckedContinuation { resume in
+            let timer = Task { [weak self] in
+                do { try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000)) } catch { return }
+                await self?.wake(token)
+            }
+            pause = (token, resume, timer)
+        }
+    }
+
+    /// Ends the drain's wait now: the app asked to send, or the network returned.
+    func wake() {
+        guard let pause else { return }
+        self.pause = nil
+        pause.timer.cancel()
+        pause.resume.resume()
+    }
+
+    /// Ends the wait of the drain with `token` (its timer ran out).
+    private func wake(_ token: UUID) {
+        if pause?.token == token { wake() }
     }
 
     /// Runs `flush` after `delay` (one such at a time, cancelled when the documents close).
     func schedule(after delay: TimeInterval, _ flush: @escaping @Sendable () async -> Void) {
         scheduled?.cancel()
         scheduled = Task {
-            try? await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1_000_000_000))
-            guard !Task.isCancelled else { return }
+            do { try await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1_000_000_000)) } catch { return }
             await flush()
         }
     }
 
     // MARK: Reading
+
+    /// The failed attempts of `write` so far.
+    func failures(of write: PendingWrite) -> Int { queue.writes.first { $0.write.id == write.id }?.failures ?? 0 }
 
     var waiting: [PendingWrite] { queue.writes.filter { $0.status == .waiting }.map(\.write) }
     var parked: [PendingWrite] { queue.writes.filter(\.isParked).map(\.write) }
@@ -306,32 +347,42 @@ actor Outbox {
         (copy.favorites[experience.rawValue]?.values).map(Array.init) ?? []
     }
 
-    // MARK: Syncing
+    // MARK: Syncing: each step for one user, a no-op (false) once that user's documents closed
 
-    /// The sent writes a sync beginning now will find in the feed.
-    var sentWrites: [UUID] { queue.writes.filter(\.isSent).map(\.write.id) }
+    /// The position `user`'s sync goes on from, and the sent writes it will find in the feed; nil when another
+    /// user's documents are open.
+    func syncStart(for user: UUID) -> (since: Int64, sent: [UUID])? {
+        guard owner == user else { return nil }
+        return (synced.version, queue.writes.filter(\.isSent).map(\.write.id))
+    }
 
-    func apply(_ changes: [FavoriteChange], upTo version: Int64) {
+    func apply(_ changes: [FavoriteChange], upTo version: Int64, for user: UUID) -> Bool {
+        guard owner == user else { return false }
         for change in changes { synced.apply(change) }
         synced.version = max(synced.version, version)
+        return true
     }
 
-    /// Forgets the copy and its position, for a sync from the beginning.
-    func restartSync() {
+    /// Forgets `user`'s copy and its position, for a sync from the beginning.
+    func restartSync(for user: UUID) -> Bool {
+        guard owner == user else { return false }
         synced = FavoritesDocument()
+        return true
     }
 
-    /// Saves the copy a sync brought, with the sent writes it now includes, then trims those from the queue.
-    func finishSync(folding sent: [UUID]) async {
+    /// Saves the copy `user`'s sync brought, with the sent writes it now includes, then trims those from the queue.
+    func finishSync(folding sent: [UUID], for user: UUID) async -> Bool {
+        guard owner == user else { return false }
         synced.folded = sent
-        do { try await save(synced, as: .favorites) } catch {
+        do { try save(synced, as: .favorites) } catch {
             await events.send(.saveFailed(.favorites, reason: "\(error)"))
-            return
+            return true
         }
         let folded = Set(sent)
         queue.writes.removeAll { folded.contains($0.write.id) && $0.isSent }
-        await saveQueue()
+        if let failure = saveQueue() { await events.send(failure) }
         await events.send(.changed)
+        return true
     }
 
     // MARK: Saving
@@ -339,19 +390,25 @@ actor Outbox {
     private func change(_ id: UUID, _ edit: (inout QueuedWrite) -> Void) async {
         guard let index = queue.writes.firstIndex(where: { $0.write.id == id }) else { return }
         edit(&queue.writes[index])
-        await saveQueue()
+        if let failure = saveQueue() { await events.send(failure) }
         await events.send(.changed)
     }
 
-    /// Saves the queue after the server answered: a failure is reported, and the next save writes the change (a
-    /// write still waiting on disk is sent again with its key, which the server answers without applying it twice).
-    private func saveQueue() async {
-        do { try await save(queue, as: .queue) } catch { await events.send(.saveFailed(.queue, reason: "\(error)")) }
+    /// Saves the queue as it is now; the failure to report, if any. After the server answered, a failure loses
+    /// nothing: the next save writes the change, and a write still waiting on disk is sent again with its key, which
+    /// the server answers without applying it twice.
+    private func saveQueue() -> LocalEvent? {
+        do {
+            try save(queue, as: .queue)
+            return nil
+        } catch {
+            return .saveFailed(.queue, reason: "\(error)")
+        }
     }
 
-    private func save(_ document: some Encodable, as kind: LocalDocument) async throws {
+    private func save(_ document: some Encodable, as kind: LocalDocument) throws {
         guard let owner else { throw FavoriteMeError.signedOut }
-        try await store.write(try JSONCoding.encoder.encode(document), to: kind, of: owner)
+        try store.write(try JSONCoding.encoder.encode(document), to: kind, of: owner)
     }
 }
 

@@ -63,14 +63,14 @@ extension EndToEnd {
             let relaunched = try Self.client(stack.gateway, tokens: tokens)
             #expect(try await relaunched.restoreSession()?.experience == other)
 
-            let credential = try #require(try await tokens.deviceCredential(for: email))
+            let credential = try #require(await tokens.deviceCredential(for: email))
             try await app.signOut()
             await #expect(throws: FavoriteMeError.signedOut) { try await app.me() }
             #expect(try await app.restoreSession() == nil)
             let back = try await app.signIn(email: email, password: accountPassword)
             #expect(back.id == user.id)
             // The device credential outlived the sign-out and the server knew it: no new one was given.
-            #expect(try await tokens.deviceCredential(for: email) == credential)
+            #expect(await tokens.deviceCredential(for: email) == credential)
             let wrong = await #expect(throws: FavoriteMeError.self) {
                 try await app.signIn(email: email, password: "not the password at all")
             }
@@ -97,7 +97,7 @@ extension EndToEnd {
             encoder.dateEncodingStrategy = .iso8601
             let ahead = try encoder.encode(AheadCopy(version: 999, favorites: ["mobiles": ["3": ghost]]))
             let local = MemoryLocalStore()
-            await local.place(ahead, as: .favorites, of: user.id)
+            local.place(ahead, as: .favorites, of: user.id)
             let log = RequestLog()
             let restored = try Self.client(stack.gateway, tokens: tokens, local: local, log: log)
             let report = try await restored.syncFavorites()

@@ -79,11 +79,11 @@ import Testing
     @Test func aDocumentFromANewerVersionIsKeptAsideNotOverwritten() async throws {
         let store = MemoryLocalStore()
         let newer = Data("{\"format\":99,\"writes\":[],\"somethingNew\":true}".utf8)
-        await store.place(newer, as: .queue, of: Self.user.id)
+        store.place(newer, as: .queue, of: Self.user.id)
         let app = Self.offlineClient(store)
         _ = try await app.restoreSession()
         try await app.favorite("SK-A-1", in: .rijksmuseum)
-        #expect(await store.setAsideDocuments.values.contains(newer))
+        #expect(store.setAsideDocuments.values.contains(newer))
         #expect(await app.pendingWrites().count == 1)
     }
 
@@ -93,11 +93,11 @@ import Testing
         var encoded = try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(write))
         // A queued write as a version without `status` and `failures` wrote it, beside a field this one ignores.
         encoded = ["format": 1, "writes": [["write": encoded]], "addedLater": "x"] as [String: Any]
-        await store.place(try JSONSerialization.data(withJSONObject: encoded), as: .queue, of: Self.user.id)
+        store.place(try JSONSerialization.data(withJSONObject: encoded), as: .queue, of: Self.user.id)
         let app = Self.offlineClient(store)
         _ = try await app.restoreSession()
         #expect(await app.pendingWrites().map(\.id) == [write.id])
-        #expect(await store.setAsideDocuments.isEmpty)
+        #expect(store.setAsideDocuments.isEmpty)
     }
 
     /// The single `state.json` of earlier versions becomes the user's two documents, nothing lost.
@@ -139,15 +139,62 @@ import Testing
         var copy = FavoritesDocument()
         copy.version = 5_000
         for index in 0..<5_000 { copy.favorites["rijksmuseum", default: [:]]["SK-\(index)"] = Self.favorite("SK-\(index)") }
-        await store.place(try JSONCoding.encoder.encode(copy), as: .favorites, of: Self.user.id)
+        store.place(try JSONCoding.encoder.encode(copy), as: .favorites, of: Self.user.id)
         let app = Self.offlineClient(store)
         _ = try await app.restoreSession()
         try await app.favorite("SK-C-5", in: .rijksmuseum)
         #expect(await app.hearts(in: .rijksmuseum).count == 5_001)
-        #expect(await store.writes[.favorites] == nil)
-        #expect(await store.writes[.queue] == 1)
+        #expect(store.writes[.favorites] == nil)
+        #expect(store.writes[.queue] == 1)
         // Opened offline, the copy is served as synced.
         #expect(await app.syncedFavorites(in: .rijksmuseum).count == 5_000)
+    }
+
+    /// Hearts tapped all at once: every one saved, none saved over another.
+    @Test func writesMadeAtOnceAreAllKept() async throws {
+        let store = MemoryLocalStore()
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<8 { group.addTask { try await app.favorite("SK-\(index)", in: .rijksmuseum) } }
+            try await group.waitForAll()
+        }
+        #expect(await app.pendingWrites().count == 8)
+        let relaunched = Self.offlineClient(store)
+        _ = try await relaunched.restoreSession()
+        #expect(await relaunched.pendingWrites().count == 8)
+    }
+
+    /// Parked writes are there for the app in a fresh process, before anything else opened the documents.
+    @Test func parkedWritesAreFoundInAFreshProcess() async throws {
+        let store = MemoryLocalStore()
+        let write = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-C-5"))
+        var queued = QueuedWrite(write)
+        queued.status = .parked(reason: "failed 6 times")
+        var queue = QueueDocument()
+        queue.writes = [queued]
+        store.place(try JSONCoding.encoder.encode(queue), as: .queue, of: Self.user.id)
+        let app = Self.offlineClient(store)
+        #expect(await app.parkedWrites().map(\.id) == [write.id])
+        await app.discardParkedWrites()
+        #expect(await Self.offlineClient(store).parkedWrites().isEmpty)
+    }
+
+    /// A write the server asked to wait for (a long Retry-After, kept with the write) is not sent before then, by
+    /// any drain: no request leaves.
+    @Test func aLongRetryAfterIsHonouredByEveryDrain() async throws {
+        let store = MemoryLocalStore()
+        var queued = QueuedWrite(PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-C-5")))
+        queued.notBefore = Date(timeIntervalSinceNow: 3600)
+        var queue = QueueDocument()
+        queue.writes = [queued]
+        store.place(try JSONCoding.encoder.encode(queue), as: .queue, of: Self.user.id)
+        let requests = Counter()
+        let app = FavoriteMeClient(baseURL: URL(string: "http://127.0.0.1:1")!, tokens: MemoryTokenStore(Self.session),
+                                   local: store, timeout: 2, observer: { _, _ in requests.add() })
+        let report = await app.sendPendingWrites()
+        #expect(report.waiting == 1 && report.sent.isEmpty)
+        #expect(requests.value == 0)
     }
 
     /// Signing out keeps the waiting writes for the same user's next session, and never shows them to another.
@@ -195,4 +242,13 @@ private struct FullStore: LocalStore {
             #expect(try await store.deviceCredential(for: "b@example.com") == nil)
         }
     }
+}
+
+/// Counts from several tasks.
+private final class Counter: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    func add() { lock.withLock { count += 1 } }
 }
