@@ -234,7 +234,7 @@ final class CallCounter: Sendable {
                 return
             }
             #expect(reason.contains("42P01"))  // undefined table, named by its SQLSTATE
-            #expect(Catalog.problem(for: .quotaLedgerUnavailable(reason)).status == .serviceUnavailable)
+            #expect(UpstreamFailure.quotaLedgerUnavailable(reason).problem.status == .serviceUnavailable)
         }
     }
 

@@ -41,6 +41,8 @@ public struct ProblemMiddleware: RouterMiddleware {
         switch error {
         case let problem as ServiceProblem:
             return problem
+        case let convertible as any ProblemConvertible:
+            return convertible.problem
         case let error as PostgresError where error.isTransient:
             // The transaction was rolled back whole: nothing was applied, and the same request can simply be retried.
             logger.notice("transaction conflict; the client may retry", metadata: ["error": "\(error)"])

@@ -63,3 +63,9 @@ public enum ServiceJSON {
         return decoder
     }()
 }
+
+/// An error of a service's own (a domain refusal, an upstream failure) that knows the problem a client gets for it.
+/// Each service says so in one place, its `Routes/…Problems.swift`; ``ProblemMiddleware`` answers with it.
+public protocol ProblemConvertible: Error {
+    var problem: ServiceProblem { get }
+}

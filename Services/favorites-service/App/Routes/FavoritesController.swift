@@ -41,9 +41,8 @@ struct FavoritesController: Sendable {
         let itemId = try Self.itemID(context.parameters.get("itemId"))
         let call = FavoriteItem.CatalogCall(bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
                                             traceparent: context.traceparent, logger: context.logger)
-        let outcome = try await Self.answering {
-            try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context), call: call)
-        }
+        let outcome = try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context),
+                                             call: call)
         switch outcome {
         case .created(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
         case .existing(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse()
@@ -79,37 +78,9 @@ struct FavoritesController: Sendable {
         case .success(let checked): card = checked
         case .failure(let problems): throw ServiceProblem.validation(problems.errors)
         }
-        let favorite = try await Self.answering {
-            try await writeCard(card, in: experience, by: try Self.writeRequest(
-                request, context, target: "experience=\(experience.id.rawValue)"))
-        }
+        let favorite = try await writeCard(card, in: experience, by: try Self.writeRequest(
+            request, context, target: "experience=\(experience.id.rawValue)"))
         return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
-    }
-
-    /// Runs a command, answering its refusals with their problems.
-    static func answering<Value>(_ command: () async throws -> Value) async throws -> Value {
-        do {
-            return try await command()
-        } catch let refusal as FavoritesRefusal {
-            throw problem(for: refusal)
-        }
-    }
-
-    static func problem(for refusal: FavoritesRefusal) -> ServiceProblem {
-        switch refusal {
-        case .limitReached(let count, let experience):
-            ServiceProblem(.conflict, .favoritesLimitReached, """
-                You already keep \(count) favorites in \(experience), as many as one may; unfavorite some first.
-                """)
-        case .titleTaken(let title):
-            ServiceProblem(.conflict, .cardTitleTaken,
-                           "You already keep a card titled \"\(title.prefix(200))\"; a title is kept once.")
-        case .spelledOtherwise(let spelling):
-            ServiceProblem.validation([FieldError(
-                field: "itemId", message: "is spelled \"\(spelling)\" in the catalog; use that spelling")])
-        case .noWrittenItems(let experience):
-            ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience).")
-        }
     }
 
     static func writeRequest(_ request: Request, _ context: AuthenticatedContext, target: String = "") throws
