@@ -102,64 +102,54 @@ public struct KeychainTokenStore: TokenStore {
         self.account = account
     }
 
-    private var query: [String: Any] {
+    public func load() throws -> StoredSession? {
+        try item(account).map { try JSONCoding.decoder.decode(StoredSession.self, from: $0) }
+    }
+
+    public func save(_ session: StoredSession) throws {
+        try store(try JSONCoding.encoder.encode(session), as: account)
+    }
+
+    public func clear() throws {
+        let status = SecItemDelete(query(account) as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+    }
+
+    public func deviceCredential(for email: String) throws -> String? {
+        try item("device-credential:\(email)").map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    public func saveDeviceCredential(_ credential: String, for email: String) throws {
+        try store(Data(credential.utf8), as: "device-credential:\(email)")
+    }
+
+    /// The generic password `account` of `service`.
+    private func query(_ account: String) -> [String: Any] {
         [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
          kSecAttrAccount as String: account]
     }
 
-    public func load() throws -> StoredSession? {
-        var query = self.query
-        query[kSecReturnData as String] = true
-        query[kSecMatchLimit as String] = kSecMatchLimitOne
+    /// The item's bytes, or nil when there is none.
+    private func item(_ account: String) throws -> Data? {
+        var search = query(account)
+        search[kSecReturnData as String] = true
+        search[kSecMatchLimit as String] = kSecMatchLimitOne
         var result: CFTypeRef?
-        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        let status = SecItemCopyMatching(search as CFDictionary, &result)
         if status == errSecItemNotFound { return nil }
         guard status == errSecSuccess, let data = result as? Data else { throw KeychainError(status: status) }
-        return try JSONCoding.decoder.decode(StoredSession.self, from: data)
+        return data
     }
 
-    public func save(_ session: StoredSession) throws {
-        let data = try JSONCoding.encoder.encode(session)
+    /// Replaces (or adds) the item, readable after the first unlock, on this device only.
+    private func store(_ data: Data, as account: String) throws {
         let attributes: [String: Any] = [
             kSecValueData as String: data,
             kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
         ]
-        var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
+        var status = SecItemUpdate(query(account) as CFDictionary, attributes as CFDictionary)
         if status == errSecItemNotFound {
-            status = SecItemAdd(query.merging(attributes) { $1 } as CFDictionary, nil)
-        }
-        guard status == errSecSuccess else { throw KeychainError(status: status) }
-    }
-
-    public func clear() throws {
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
-    }
-
-    private func credentialQuery(_ email: String) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
-         kSecAttrAccount as String: "device-credential:\(email)"]
-    }
-
-    public func deviceCredential(for email: String) throws -> String? {
-        var query = credentialQuery(email)
-        query[kSecReturnData as String] = true
-        query[kSecMatchLimit as String] = kSecMatchLimitOne
-        var result: CFTypeRef?
-        let status = SecItemCopyMatching(query as CFDictionary, &result)
-        if status == errSecItemNotFound { return nil }
-        guard status == errSecSuccess, let data = result as? Data else { throw KeychainError(status: status) }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    public func saveDeviceCredential(_ credential: String, for email: String) throws {
-        let attributes: [String: Any] = [
-            kSecValueData as String: Data(credential.utf8),
-            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
-        ]
-        var status = SecItemUpdate(credentialQuery(email) as CFDictionary, attributes as CFDictionary)
-        if status == errSecItemNotFound {
-            status = SecItemAdd(credentialQuery(email).merging(attributes) { $1 } as CFDictionary, nil)
+            status = SecItemAdd(query(account).merging(attributes) { $1 } as CFDictionary, nil)
         }
         guard status == errSecSuccess else { throw KeychainError(status: status) }
     }
