@@ -301,20 +301,3 @@ extension WriteResult where Value == Favorite? {
         }
     }
 }
-
-extension PendingWrite.Kind {
-    var experience: ExperienceID {
-        switch self {
-        case .favorite(let experience, _), .unfavorite(let experience, _), .clear(let experience),
-             .writeCard(let experience, _):
-            experience
-        }
-    }
-
-    var itemId: String? {
-        switch self {
-        case .favorite(_, let itemId), .unfavorite(_, let itemId): itemId
-        case .clear, .writeCard: nil
-        }
-    }
-}
