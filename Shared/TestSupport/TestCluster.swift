@@ -50,6 +50,8 @@ public struct TestCluster: Sendable {
             "-p \(port)", "-k \(root.path)", "-c listen_addresses=127.0.0.1", "-c fsync=off",
             "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=400",
             "-c shared_buffers=64MB", "-c ssl=on",
+            // Counts each statement the server runs: how tests check the statements a write costs.
+            "-c shared_preload_libraries=pg_stat_statements",
         ].joined(separator: " ")
         try pgTool("pg_ctl", [
             "-D", data.path, "-l", root.appendingPathComponent("server.log").path, "-w", "-t", "60",

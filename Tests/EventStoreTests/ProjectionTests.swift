@@ -10,7 +10,8 @@ import Testing
     static let migrators = [Migrator(schema: "projection_test", migrations: [
         Migration(1, "event_store", sql: EventStoreSchema.sql),
         Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
-        Migration(3, "ledger", sql: """
+        Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
+        Migration(4, "ledger", sql: """
             CREATE TABLE ledger (position bigint PRIMARY KEY, stream_id text NOT NULL, version bigint NOT NULL);
             """),
     ])]

@@ -30,14 +30,6 @@ import Testing
         }
     }
 
-    @Test func aNewFavoriteNeedsRoomAndOneAlreadyKeptDoesNot() {
-        let kept = Favorite(experience: .rijksmuseum, itemId: "SK-C-5", title: "The Night Watch", subtitle: nil,
-                            imageURL: nil, price: nil, rating: nil, favoritedAt: Date())
-        #expect(FavoritesCommands.hasRoom(for: nil, count: 4, maximum: 5))
-        #expect(!FavoritesCommands.hasRoom(for: nil, count: 5, maximum: 5))
-        #expect(FavoritesCommands.hasRoom(for: kept, count: 5, maximum: 5))
-    }
-
     /// Favorites recorded before event times were kept read with none; newer ones keep them through the log.
     @Test func anAddedEventReadsWithOrWithoutTheEventTime() throws {
         let older = #"{"experience":"ticketmaster","itemId":"G5diZfkn0B-bh","title":"Radiohead","price":59.5}"#
@@ -53,21 +45,14 @@ import Testing
         #expect(try FavoriteEvent(Self.recorded(type: FavoriteEvent.addedType, data: stored)) == .added(timed))
     }
 
-    /// A favorite of a favorite writes nothing, unless its answer must be kept for a retry; then it is kept whole,
-    /// `favoritedAt` to the microsecond.
-    @Test func aKeyedFavoriteOfAFavoriteKeepsItsAnswer() throws {
+    /// A keyed favorite of a favorite keeps its answer whole, `favoritedAt` to the microsecond, through the log.
+    @Test func aConfirmedFavoriteReadsBackToTheMicrosecond() throws {
         let current = Favorite(experience: .ticketmaster, itemId: "G5diZfkn0B-bh", title: "Radiohead", subtitle: nil,
                                imageURL: nil, price: 59.5, rating: nil,
                                favoritedAt: Date(timeIntervalSince1970: 1_795_367_280.123_456))
-        let snapshot = FavoriteSnapshot(current)
-        #expect(FavoritesCommands.favorite(snapshot, current: nil, hasIdempotencyKey: true) == .added(snapshot))
-        #expect(FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: false) == nil)
-        let kept = FavoritesCommands.favorite(snapshot, current: current, hasIdempotencyKey: true)
-        #expect(kept == .confirmed(snapshot, favoritedAt: current.favoritedAt))
-        let payload = FavoriteEvent.Confirmed(favorite: snapshot, favoritedAt: current.favoritedAt.timeIntervalSince1970)
-        let stored = String(decoding: try EventStore.encoder.encode(payload), as: UTF8.self)
-        let read = try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: stored))
-        #expect(read == kept)
+        let kept = FavoriteEvent.confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt)
+        let stored = String(decoding: try EventStore.encoder.encode(kept.payload), as: UTF8.self)
+        #expect(try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: stored)) == kept)
     }
 
     /// A favorite recorded before the cell item was kept reads as one with its item rebuilt from what it kept; one

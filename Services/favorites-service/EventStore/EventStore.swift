@@ -60,27 +60,6 @@ public struct RecordedEvent: Sendable, Equatable {
     }
 }
 
-/// A stream locked by ``EventStore/lock(_:on:)`` and its version at that moment. Valid only inside the transaction
-/// that took the lock (the lock ends with it).
-public struct LockedStream: Sendable, Equatable {
-    public let name: String
-    public let version: Int64
-    /// Event ids looked up with the lock, and the version of each one already in the stream: what an append's
-    /// idempotency check would otherwise ask again.
-    let checkedEvents: [UUID: Int64?]
-
-    /// Whether event `id`, looked up with the lock, is in the stream; `nil` when it was not looked up.
-    public func contains(event id: UUID) -> Bool? {
-        checkedEvents[id].map { $0 != nil }
-    }
-
-    init(name: String, version: Int64, checkedEvents: [UUID: Int64?] = [:]) {
-        self.name = name
-        self.version = version
-        self.checkedEvents = checkedEvents
-    }
-}
-
 /// What the writer believes the stream's version is.
 public enum ExpectedVersion: Sendable, Equatable {
     /// Append whatever the version.
@@ -133,36 +112,15 @@ public enum EventStore {
     /// Appends `events` to `stream`. Order inside the transaction: lock the stream (appends to one stream queue
     /// here; other streams are untouched), then idempotency (already appended ids return the original result, before
     /// any version check), then the expected version, then the insert.
+    @discardableResult
     public static func append(
         _ events: [NewEvent], to stream: String, expected: ExpectedVersion, on connection: isolated PostgresConnection
     ) async throws -> AppendResult {
-        try await append(events, to: lock(stream, on: connection), expected: expected, on: connection)
-    }
-
-    /// Appends `events` to a stream this transaction has already locked (see ``lock(_:checking:reading:on:)``): for a
-    /// command that checked the stream's state first, without locking and reading its version a second time.
-    ///
-    /// The inserts go to the server in one round trip, together with `writes` (the caller's own statements for the
-    /// same transaction, such as an inline view's change, given the append's result) and, with `committing`, the
-    /// transaction's `COMMIT` (see ``PostgresConnection/commit(with:prepare:)``: the caller's body then returns).
-    @discardableResult
-    public static func append(
-        _ events: [NewEvent], to locked: LockedStream, expected: ExpectedVersion,
-        with writes: (AppendResult) throws -> [SQL] = { _ in [] }, committing: Bool = false,
-        on connection: isolated PostgresConnection
-    ) async throws -> AppendResult {
         guard !events.isEmpty else { throw EventStoreError.emptyAppend }
-        let stream = locked.name
-        let current = locked.version
+        let current = try await lock(stream, on: connection)
         var existing: [Int64] = []
         for event in events {
-            let version: Int64?
-            if let checked = locked.checkedEvents[event.id] {
-                version = checked
-            } else {
-                version = try await self.version(of: event.id, in: stream, on: connection)
-            }
-            if let version { existing.append(version) }
+            if let version = try await version(of: event.id, in: stream, on: connection) { existing.append(version) }
         }
         if existing.count == events.count, let low = existing.min(), let high = existing.max() {
             return AppendResult(firstVersion: low, lastVersion: high, alreadyApplied: true)
@@ -175,31 +133,37 @@ public enum EventStore {
         case .exact(let version) where version == current: break
         default: throw EventStoreError.wrongExpectedVersion(expected: expected, actual: current)
         }
+        try await connection.query(try appending(events, to: stream, after: current), prepare: true)
+        return AppendResult(firstVersion: current + 1, lastVersion: current + Int64(events.count),
+                            alreadyApplied: false)
+    }
 
-        let result = AppendResult(firstVersion: current + 1, lastVersion: current + Int64(events.count),
-                                  alreadyApplied: false)
-        var statements: [SQL] = []
+    /// One statement that appends `events` to `stream`, whose version is `version` under the caller's lock (see
+    /// ``lock(_:on:)``), and advances the stream; then runs `followedBy`, the caller's own change for the same
+    /// statement (an inline view's row), if any. For a writer that checked the stream's state itself: the event ids
+    /// must not be in the stream yet.
+    public static func appending(_ events: [NewEvent], to stream: String, after version: Int64,
+                                 followedBy change: SQL? = nil) throws -> SQL {
+        var rows: SQL = ""
         for (offset, event) in events.enumerated() {
             let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
-            statements.append("""
+            rows = """
+                \(fragment: rows)\(raw: offset == 0 ? "" : ", ")(\(stream), \(version + 1 + Int64(offset)), \(event.id),
+                \(event.type), \(event.schemaVersion), \(event.data)::jsonb, \(metadata)::jsonb,
+                COALESCE(\(event.recordedAt)::timestamptz, now()))
+                """
+        }
+        return """
+            WITH appended AS (
                 INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                                     recorded_at)
-                VALUES (\(stream), \(result.firstVersion + Int64(offset)), \(event.id), \(event.type),
-                        \(event.schemaVersion), \(event.data)::jsonb, \(metadata)::jsonb,
-                        COALESCE(\(event.recordedAt)::timestamptz, now()))
-                """)
-        }
-        statements.append("""
-            INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(result.lastVersion))
-            ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
-            """)
-        statements += try writes(result)
-        if committing {
-            try await connection.commit(with: statements, prepare: true)
-        } else {
-            try await connection.pipeline(statements, prepare: true)
-        }
-        return result
+                VALUES \(fragment: rows)
+            ), advanced AS (
+                INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(version + Int64(events.count)))
+                ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
+            )
+            \(fragment: change ?? "SELECT")
+            """
     }
 
     /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
@@ -208,55 +172,26 @@ public enum EventStore {
     /// It must come before the transaction's first write. The lock is an advisory lock on the stream's name, so the
     /// transaction gets its id (`xid8`) only after it holds the lock: within one stream, transaction ids then follow
     /// version order, and a projection reading in (transaction id, position) order sees each user's events in order.
-    /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.)
+    /// (A row lock would hand out the id before waiting, and two writers could commit in the opposite order.) A
+    /// writer that reads its state in the same statement calls `lock_event_stream` (``EventStoreSchema/lockFunctionSQL``)
+    /// from a SQL function of its own.
     @discardableResult
-    public static func lock(_ stream: String, on connection: isolated PostgresConnection) async throws -> LockedStream {
-        try await lock(stream, checking: [], reading: [], on: connection).stream
+    public static func lock(_ stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
+        try await connection.query("SELECT lock_event_stream(\(stream))", prepare: true).single().decode(Int64.self, at: 0)
     }
-
-    /// ``lock(_:on:)``, and in the same round trip: whether the events `eventIDs` are in the stream already (kept in
-    /// the result for ``append(_:to:expected:with:committing:on:)``'s idempotency check) and the caller's `reads`,
-    /// whose results come back in order. The server runs each statement after the one before, so the reads see the
-    /// stream as the lock holder does.
-    public static func lock(
-        _ stream: String, checking eventIDs: [UUID], reading reads: [SQL], on connection: isolated PostgresConnection
-    ) async throws -> (stream: LockedStream, reads: [QueryResult]) {
-        let statements: [SQL] = [
-            "SELECT pg_advisory_xact_lock(\(streamLockClass), hashtext(\(stream)))",
-            streamVersionQuery(stream),
-        ] + eventIDs.map(eventVersionQuery(stream: stream)) + reads
-        let results = try await connection.pipeline(statements, prepare: true)
-        let version = try results[1].rows.first?.decode(Int64.self, at: 0) ?? 0
-        var checked: [UUID: Int64?] = [:]
-        for (id, result) in zip(eventIDs, results.dropFirst(2)) {
-            // updateValue, not a subscript assignment: storing "not there" (nil) must not remove the key.
-            checked.updateValue(try result.rows.first?.decode(Int64.self, at: 0), forKey: id)
-        }
-        return (LockedStream(name: stream, version: version, checkedEvents: checked),
-                Array(results.dropFirst(2 + eventIDs.count)))
-    }
-
-    /// The class (first key) of the streams' advisory locks, so they never meet another lock of the database.
-    static let streamLockClass: Int32 = 0x4556_5453  // "EVTS"
 
     /// The version at which event `id` was appended to `stream`, if it was.
     public static func version(of id: UUID, in stream: String, on connection: isolated PostgresConnection) async throws
         -> Int64?
     {
-        try await connection.query(eventVersionQuery(stream: stream)(id), prepare: true).rows.first?.decode(Int64.self, at: 0)
-    }
-
-    static func eventVersionQuery(stream: String) -> (UUID) -> SQL {
-        { id in "SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)" }
+        try await connection.query("SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)",
+                                   prepare: true).rows.first?.decode(Int64.self, at: 0)
     }
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
-        try await connection.query(streamVersionQuery(stream), prepare: true).rows.first?.decode(Int64.self, at: 0) ?? 0
-    }
-
-    static func streamVersionQuery(_ stream: String) -> SQL {
-        "SELECT version FROM event_streams WHERE stream_id = \(stream)"
+        try await connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)", prepare: true)
+            .rows.first?.decode(Int64.self, at: 0) ?? 0
     }
 
     /// The stream's events with a version above `version`, oldest first.

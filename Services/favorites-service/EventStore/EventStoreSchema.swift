@@ -4,6 +4,7 @@ import Postgres
 ///
 ///     Migration(1, "event_store", sql: EventStoreSchema.sql),
 ///     Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
+///     Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
 public enum EventStoreSchema {
     public static let sql: StaticString = """
         -- One row per stream (one stream per user): its current version, and the row an append locks, so appends to
@@ -51,6 +52,21 @@ public enum EventStoreSchema {
         CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
             FOR EACH STATEMENT EXECUTE FUNCTION events_are_immutable();
         REVOKE UPDATE, DELETE, TRUNCATE ON events FROM PUBLIC;
+        """
+
+    /// The function every writer of a stream takes its lock with (see ``EventStore/lock(_:on:)``): an advisory lock
+    /// on the stream's name in a class of its own ('EVTS'), so it never meets another lock of the database, held
+    /// until the transaction ends. Returns the stream's version, read once the lock is held.
+    public static let lockFunctionSQL: StaticString = """
+        CREATE FUNCTION lock_event_stream(stream text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+            current bigint;
+        BEGIN
+            PERFORM pg_advisory_xact_lock(1163285587, hashtext(stream));
+            SELECT version INTO current FROM event_streams WHERE stream_id = stream;
+            RETURN coalesce(current, 0);
+        END;
+        $$;
         """
 
     /// Where each async projection has read the log up to, written in the same transaction as the rows it produced.

@@ -33,6 +33,18 @@ enum FavoriteEvent: Equatable, Sendable {
         }
     }
 
+    /// What is stored of the event: its type's payload, version 1.
+    var payload: any Encodable & Sendable {
+        switch self {
+        case .added(let snapshot), .cardWritten(let snapshot): snapshot
+        case .removed(let experience, let itemId): Removed(experience: experience.rawValue, itemId: itemId)
+        case .cleared(let experience): Cleared(experience: experience.rawValue)
+        case .confirmed(let snapshot, let favoritedAt):
+            Confirmed(favorite: snapshot, favoritedAt: favoritedAt.timeIntervalSince1970)
+        case .erased: preconditionFailure("only EventStore.erase writes the tombstone")
+        }
+    }
+
     /// The payload of each type, version 1.
     struct Removed: Codable, Equatable { var experience: String; var itemId: String }
     struct Cleared: Codable, Equatable { var experience: String }
@@ -192,41 +204,6 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
             kept.append(character)
         }
         return kept + "…"
-    }
-}
-
-/// Commands checked against the user's current favorites: a command that would change nothing produces no event.
-enum FavoritesCommands {
-    /// A favorite of what is a favorite already changes nothing; with an `Idempotency-Key` its answer is recorded
-    /// (see ``FavoriteEvent/confirmed(_:favoritedAt:)``), so a retry gets it again.
-    static func favorite(_ snapshot: FavoriteSnapshot, current: Favorite?, hasIdempotencyKey: Bool) -> FavoriteEvent? {
-        guard let current else { return .added(snapshot) }
-        return hasIdempotencyKey ? .confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt) : nil
-    }
-
-    /// Whether a favorite may be added: one already kept always may (it adds nothing), a new one while the user keeps
-    /// fewer than `maximum` in the experience.
-    static func hasRoom(for current: Favorite?, count: Int, maximum: Int) -> Bool {
-        current != nil || count < maximum
-    }
-
-    /// An unfavorite or a clear sent with an `Idempotency-Key` is recorded even when there is nothing to remove: its
-    /// event is how a retry is recognised, and a retry must not remove what was favorited after the first request.
-    static func unfavorite(experience: ExperienceID, itemId: String, isFavorite: Bool, hasIdempotencyKey: Bool)
-        -> FavoriteEvent?
-    {
-        isFavorite || hasIdempotencyKey ? .removed(experience: experience, itemId: itemId) : nil
-    }
-
-    static func clear(experience: ExperienceID, favoriteCount: Int, hasIdempotencyKey: Bool) -> FavoriteEvent? {
-        favoriteCount > 0 || hasIdempotencyKey ? .cleared(experience: experience) : nil
-    }
-
-    /// Where users keep items they write (flash cards), no two of a user's items may have the same title, compared
-    /// without case or surrounding spaces, whichever way each came in: `holder` is the item that already has it.
-    static func titleIsFree(for itemId: String, holder: Favorite?) -> Bool {
-        guard let holder else { return true }
-        return holder.itemId == itemId
     }
 }
 

@@ -86,9 +86,10 @@ struct AccountErasure: Service {
     static func erase(user: UUID, pool: DatabasePool) async throws -> Int {
         try await pool.withTransaction { connection in
             // The stream lock first (before any write), then the view, then the log: the order every writer follows.
-            let stream = try await EventStore.lock(FavoritesStore.stream(of: user), on: connection)
+            let stream = FavoritesStore.stream(of: user)
+            try await EventStore.lock(stream, on: connection)
             try await connection.query("DELETE FROM favorites WHERE user_id = \(user)")
-            return try await EventStore.erase(stream.name, reason: "account deleted", on: connection)
+            return try await EventStore.erase(stream, reason: "account deleted", on: connection)
         }
     }
 

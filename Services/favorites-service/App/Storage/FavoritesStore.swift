@@ -3,10 +3,9 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The favorites view and the user's event stream, in SQL. A write runs in one transaction (see
-/// ``FavoritesWriter``): ``lock(user:checking:reading:on:)`` locks the user's stream and reads what the command
-/// decides on in one round trip, as a typed ``StreamState``; ``record(_:id:user:in:metadata:at:on:)`` appends the
-/// event, updates the view and commits in a second one.
+/// The favorites view and the user's event stream, in SQL. A write runs in one transaction of two statements (see
+/// ``FavoritesWriter``): ``state(of:for:event:on:)`` locks the user's stream and reads a typed ``WriteState``;
+/// ``append(_:id:user:after:metadata:at:on:)`` appends the event, updates the view and commits.
 struct FavoritesStore: Sendable {
     let pool: DatabasePool
 
@@ -26,116 +25,61 @@ struct FavoritesStore: Sendable {
 
     // MARK: Writes
 
-    /// What a command reads of the user's favorites under the stream's lock.
-    struct Reads: Sendable {
+    /// What a write asks of the user's favorites: the item it names, and the title that must be free.
+    struct WriteQuery: Sendable {
         var experience: ExperienceID
-        /// This item's row, if it is a favorite.
         var item: String?
-        /// How many favorites the user keeps in the experience.
-        var count = false
-        /// The favorite whose title equals this one without case or surrounding spaces, in either Unicode form.
         var title: String?
-        /// The answer the request's event gave, if it is in the stream (a retry).
-        var originalAnswer = false
     }
 
-    /// The user's favorites as a command sees them, its stream locked.
-    struct StreamState: Sendable {
-        var stream: LockedStream
-        /// The request's event is in the stream already: this is a retry.
-        var isRetry: Bool
-        var originalAnswer: (favorite: Favorite, created: Bool)?
-        var item: Favorite?
-        var count: Int
-        var titleHolder: Favorite?
+    /// Locks the user's stream until the transaction ends and reads what a command decides on, in one statement (the
+    /// `favorites_write_state` function: see FavoritesMigrations). `event` is the request's event id: found in the
+    /// stream, it makes the request a retry.
+    static func state(of user: UUID, for query: WriteQuery, event: UUID, on connection: isolated PostgresConnection)
+        async throws -> WriteState
+    {
+        let row = try await connection.query("""
+            SELECT * FROM favorites_write_state(\(stream(of: user)), \(user), \(query.experience.rawValue),
+                                                \(query.item), \(query.title), \(event))
+            """, prepare: true).single()
+        let (version, count, holderID, holderTitle) = try (row.decode(Int64.self, at: 14), row.decode(Int.self, at: 15),
+                                                           row.decode(String?.self, at: 16), row.decode(String?.self, at: 17))
+        return WriteState(
+            version: version, earlier: try earlierEvent(row, at: 18),
+            item: try row.decode(String?.self, at: 1) == nil ? nil : favorite(row), count: count,
+            titleHolder: holderID.flatMap { id in holderTitle.map { WriteState.TitleHolder(itemId: id, title: $0) } }
+        )
     }
 
-    /// Locks the user's stream (see ``EventStore/lock(_:checking:reading:on:)``) and reads `reads`, in one round trip.
-    static func lock(user: UUID, checking eventID: UUID, reading reads: Reads,
-                     on connection: isolated PostgresConnection) async throws -> StreamState {
-        let stream = stream(of: user)
-        let experience = reads.experience.rawValue
-        var queries: [SQL] = []
-        if let item = reads.item {
-            queries.append("""
-                SELECT \(raw: columns) FROM favorites
-                 WHERE user_id = \(user) AND experience = \(experience) AND item_id = \(item)
-                """)
-        }
-        if reads.count {
-            queries.append("SELECT count(*) FROM favorites WHERE user_id = \(user) AND experience = \(experience)")
-        }
-        if let title = reads.title {
-            queries.append("""
-                SELECT \(raw: columns) FROM favorites
-                 WHERE user_id = \(user) AND experience = \(experience)
-                   AND lower(normalize(btrim(title), NFC)) = lower(normalize(btrim(\(title)), NFC))
-                 LIMIT 1
-                """)
-        }
-        if reads.originalAnswer { queries.append(eventQuery(eventID, in: stream)) }
-        let (locked, results) = try await EventStore.lock(stream, checking: [eventID], reading: queries,
-                                                          on: connection)
-        var next = results[...]
-        let item = try reads.item.flatMap { _ in try next.popFirst()?.rows.first.map(favorite) }
-        let count = try reads.count ? next.popFirst()?.single().decode(Int.self, at: 0) ?? 0 : 0
-        let holder = try reads.title.flatMap { _ in try next.popFirst()?.rows.first.map(favorite) }
-        let original = try reads.originalAnswer ? next.popFirst().flatMap(originalAnswer) : nil
-        return StreamState(stream: locked, isRetry: locked.contains(event: eventID) == true, originalAnswer: original,
-                           item: item, count: count, titleHolder: holder)
+    /// Appends `event` (id `id`, after the stream's `version`) and applies it to the view in one statement, then
+    /// commits: the last step of the caller's transaction body (see ``PostgresConnection/commit(with:prepare:)``).
+    /// The event and the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly.
+    static func append(_ event: FavoriteEvent, id: UUID, user: UUID, after version: Int64, metadata: EventMetadata,
+                       at date: Date, on connection: isolated PostgresConnection) async throws {
+        let stored = try NewEvent(id: id, type: event.type, data: event.payload, metadata: metadata, recordedAt: date)
+        let change = viewChange(for: event, user: user, version: version + 1, at: date)
+        try await connection.commit(with: [EventStore.appending([stored], to: stream(of: user), after: version,
+                                                                 followedBy: change)], prepare: true)
     }
 
-    /// Event `id` of `stream`, as ``originalAnswer(in:)`` reads it.
-    static func eventQuery(_ id: UUID, in stream: String) -> SQL {
-        """
-        SELECT event_type, schema_version, data::text, recorded_at FROM events
-         WHERE event_id = \(id) AND stream_id = \(stream)
-        """
+    /// The request's event `id`, if the user's stream holds it: outside a write, for a retry to be answered before
+    /// anything else is asked.
+    func earlierEvent(_ id: UUID, of user: UUID) async throws -> EarlierEvent? {
+        let rows = try await pool.query("""
+            SELECT event_type, schema_version, data::text, recorded_at FROM events
+             WHERE event_id = \(id) AND stream_id = \(Self.stream(of: user))
+            """, prepare: true).rows
+        return try rows.first.flatMap { try Self.earlierEvent($0, at: 0) }
     }
 
-    /// What a write that added an item answered, if its event is in the user's stream: the favorite it added
-    /// (`created`), or the one it found there already. A retried request answers with it, before asking anyone.
-    func originalAnswer(of id: UUID, user: UUID) async throws -> (favorite: Favorite, created: Bool)? {
-        try Self.originalAnswer(in: try await pool.query(Self.eventQuery(id, in: Self.stream(of: user)), prepare: true))
-    }
-
-    static func originalAnswer(in result: QueryResult) throws -> (favorite: Favorite, created: Bool)? {
-        guard let row = result.rows.first else { return nil }
-        let (type, schemaVersion, data, recordedAt) = try row.decode((String, Int, String, Date).self)
-        switch FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)) {
-        case .added(let snapshot), .cardWritten(let snapshot): return (Favorite(snapshot, favoritedAt: recordedAt), true)
-        case .confirmed(let snapshot, let favoritedAt): return (Favorite(snapshot, favoritedAt: favoritedAt), false)
-        default: return nil
-        }
-    }
-
-    /// Appends `event` to the user's stream and applies it to the view, then commits: the last step of the caller's
-    /// transaction body, which returns right after (see ``PostgresConnection/commit(with:prepare:)``). The event and
-    /// the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly. When the event is
-    /// already in the stream (a retry) nothing is written, and the caller's transaction ends as usual.
-    @discardableResult
-    static func record(_ event: FavoriteEvent, id: UUID, user: UUID, in stream: LockedStream, metadata: EventMetadata,
-                       at date: Date, on connection: isolated PostgresConnection) async throws -> AppendResult {
-        let stored: NewEvent = switch event {
-        case .added(let snapshot), .cardWritten(let snapshot):
-            try NewEvent(id: id, type: event.type, data: snapshot, metadata: metadata, recordedAt: date)
-        case .removed(let experience, let itemId):
-            try NewEvent(id: id, type: event.type,
-                         data: FavoriteEvent.Removed(experience: experience.rawValue, itemId: itemId), metadata: metadata,
-                         recordedAt: date)
-        case .cleared(let experience):
-            try NewEvent(id: id, type: event.type, data: FavoriteEvent.Cleared(experience: experience.rawValue),
-                         metadata: metadata, recordedAt: date)
-        case .confirmed(let snapshot, let favoritedAt):
-            try NewEvent(id: id, type: event.type,
-                         data: FavoriteEvent.Confirmed(favorite: snapshot, favoritedAt: favoritedAt.timeIntervalSince1970),
-                         metadata: metadata, recordedAt: date)
-        case .erased:
-            preconditionFailure("only EventStore.erase writes the tombstone")
-        }
-        return try await EventStore.append([stored], to: stream, expected: .any, with: { result in
-            [viewChange(for: event, user: user, version: result.lastVersion, at: date)].compactMap { $0 }
-        }, committing: true, on: connection)
+    /// An event's type, schema version, data and time, from column `first` on (all NULL: no event).
+    private static func earlierEvent(_ row: PostgresRow, at first: Int) throws -> EarlierEvent? {
+        guard let type = try row.decode(String?.self, at: first) else { return nil }
+        let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, at: first + 1),
+                                                     row.decode(String.self, at: first + 2),
+                                                     row.decode(Date.self, at: first + 3))
+        return EarlierEvent(event: FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)),
+                            recordedAt: recordedAt)
     }
 
     /// The statement that applies `event` to the view inline; nil for an event that changes nothing (`confirmed`).

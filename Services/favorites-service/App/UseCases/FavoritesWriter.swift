@@ -3,10 +3,11 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The one transaction every write to a user's favorites runs: lock the user's stream and read what the command
-/// needs (one round trip), let the command decide from that state, then append its event, update the view and commit
-/// (a second round trip). Commands (``FavoriteItem``, ``UnfavoriteItem``, ``ClearFavorites``, ``WriteCard``) are the
-/// decisions; this is the only place their transaction is written.
+/// The one transaction every write to a user's favorites runs, in a straight line of two statements: read the
+/// user's ``WriteState`` under their stream's lock, let the command decide on it (a pure function of the domain,
+/// ``FavoritesCommands``), then append its event, update the view and commit. The commands (``FavoriteItem``,
+/// ``UnfavoriteItem``, ``ClearFavorites``, ``WriteCard``) say what to read and how to decide; this is the only place
+/// their transaction is written.
 struct FavoritesWriter: Sendable {
     let store: FavoritesStore
     /// Wakes the async projections after a write.
@@ -14,32 +15,27 @@ struct FavoritesWriter: Sendable {
     /// Counts `favorites_events_appended_total{type}`.
     let metrics: any MetricsFactory
 
-    /// What a command decided: the event to record (none when nothing changes) and what to answer.
-    struct Decision<Outcome: Sendable>: Sendable {
-        var event: FavoriteEvent?
-        var outcome: Outcome
-    }
-
-    /// Runs `decide` on the user's state under the stream's lock, and records its event with id `eventID` (from the
-    /// request's `Idempotency-Key`, so that a retry is recognised; random without one) at `now`.
+    /// Reads `query` of the user's favorites, decides with `decide` and records its event (with the request's id, so
+    /// that a retry is recognised) at `now`.
     func write<Outcome: Sendable>(
-        user: UUID, eventID: UUID, reading reads: FavoritesStore.Reads, metadata: EventMetadata, at now: Date,
-        decide: @escaping @Sendable (FavoritesStore.StreamState) throws -> Decision<Outcome>
+        _ query: FavoritesStore.WriteQuery, by request: WriteRequest, at now: Date,
+        decide: @Sendable (WriteState) throws(FavoritesRefusal) -> Decision<Outcome>
     ) async throws -> Outcome {
-        let (outcome, appended) = try await store.pool.withTransaction { connection -> (Outcome, String?) in
-            let state = try await FavoritesStore.lock(user: user, checking: eventID, reading: reads, on: connection)
+        let decision = try await store.pool.withTransaction { connection in
+            let state = try await FavoritesStore.state(of: request.user, for: query, event: request.id, on: connection)
             let decision = try decide(state)
-            guard let event = decision.event else { return (decision.outcome, nil) }
-            let result = try await FavoritesStore.record(event, id: eventID, user: user, in: state.stream,
-                                                         metadata: metadata, at: now, on: connection)
-            return (decision.outcome, result.alreadyApplied ? nil : event.type)
+            if let event = decision.event {
+                try await FavoritesStore.append(event, id: request.id, user: request.user, after: state.version,
+                                                metadata: request.metadata, at: now, on: connection)
+            }
+            return decision
         }
-        if let appended {
-            Counter(label: "favorites_events_appended_total", dimensions: [("type", appended)], factory: metrics)
+        if let event = decision.event {
+            Counter(label: "favorites_events_appended_total", dimensions: [("type", event.type)], factory: metrics)
                 .increment()
             notifier.eventsAppended()
         }
-        return outcome
+        return decision.outcome
     }
 }
 
@@ -53,16 +49,4 @@ struct WriteRequest: Sendable {
     var requestID: String
     var metadata: EventMetadata { EventMetadata(requestID: requestID, actor: user.uuidString.lowercased()) }
     var hasIdempotencyKey: Bool { eventID != nil }
-}
-
-/// Why a command refuses a write; the controller answers each with its problem.
-enum FavoritesRefusal: Error, Equatable {
-    /// The user keeps as many favorites in the experience as one may.
-    case limitReached(count: Int, experience: String)
-    /// The user keeps an item with this title already (a card written or saved).
-    case titleTaken(by: String)
-    /// The catalog spells the item's id otherwise.
-    case spelledOtherwise(String)
-    /// The experience has no items users write.
-    case noWrittenItems(String)
 }

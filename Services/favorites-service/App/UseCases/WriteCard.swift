@@ -12,20 +12,11 @@ struct WriteCard: Sendable {
 
     func callAsFunction(_ card: Card, in experience: Experience, by request: WriteRequest) async throws -> Favorite {
         guard experience.userWrittenItems else { throw FavoritesRefusal.noWrittenItems(experience.id.rawValue) }
-        let eventID = request.id
-        let snapshot = FavoriteSnapshot(card: card, experience: experience.id, itemId: Card.itemID(for: eventID))
-        let now = Date()
-        let reads = FavoritesStore.Reads(experience: experience.id, count: true, title: card.title,
-                                         originalAnswer: request.hasIdempotencyKey)
-        let maximum = maximumFavorites
-        return try await writer.write(user: request.user, eventID: eventID, reading: reads,
-                                      metadata: request.metadata, at: now) { state in
-            if let original = state.originalAnswer { return .init(event: nil, outcome: original.favorite) }
-            guard FavoritesCommands.hasRoom(for: nil, count: state.count, maximum: maximum) else {
-                throw FavoritesRefusal.limitReached(count: state.count, experience: experience.id.rawValue)
-            }
-            if let holder = state.titleHolder { throw FavoritesRefusal.titleTaken(by: holder.title) }
-            return .init(event: .cardWritten(snapshot), outcome: Favorite(snapshot, favoritedAt: now))
+        let snapshot = FavoriteSnapshot(card: card, experience: experience.id, itemId: Card.itemID(for: request.id))
+        let (now, maximum) = (Date(), maximumFavorites)
+        return try await writer.write(.init(experience: experience.id, title: card.title), by: request,
+                                      at: now) { state throws(FavoritesRefusal) in
+            try FavoritesCommands.writeCard(snapshot, in: state, maximum: maximum, at: now)
         }
     }
 }
