@@ -80,35 +80,43 @@ enum FavoritesMigrations {
         Migration(10, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
         Migration(11, "favorites_write_state", sql: """
             -- What a write to a user's favorites decides on, read under their stream's lock, in one statement: the
-            -- favorite of the item named ($4), if it is one, in FavoritesStore's column order; the stream's version;
-            -- how many favorites the user keeps in the experience ($3); the favorite whose title equals $5 without
-            -- case or surrounding spaces (when $5 is not NULL); the request's event $6, if the stream holds it (a
-            -- retry). $1 is the stream, $2 the user. The second statement runs after the lock is held, and a
-            -- VOLATILE function's statement reads with a snapshot of its own: it sees every write that held the lock
-            -- before. (A plain statement that took the lock would read what was committed before it waited.)
-            CREATE FUNCTION favorites_write_state(text, uuid, text, text, text, uuid)
+            -- favorite of the item named, if it is one, in FavoritesStore's column order; the stream's version; how
+            -- many favorites the user keeps in the experience; the favorite whose title equals `wanted_title` without
+            -- case or surrounding spaces (when one is given); the request's event, if the stream holds it (a retry).
+            -- The read runs after the lock is held, and each statement of a VOLATILE function reads with a snapshot
+            -- of its own: it sees every write that held the lock before. (A plain statement that took the lock would
+            -- read what was committed before it waited.) PL/pgSQL keeps the read's plan for the session.
+            CREATE FUNCTION favorites_write_state(stream text, writer uuid, wanted_experience text, wanted_item text,
+                                                  wanted_title text, request_event uuid)
             RETURNS TABLE (experience text, item_id text, title text, subtitle text, image_url text,
                            price double precision, rating double precision, favorited_at timestamptz,
                            local_date text, local_time text, rank integer, facts text, written boolean, item text,
                            stream_version bigint, favorite_count integer, title_holder_id text, title_holder text,
                            event_type text, event_schema_version integer, event_data text,
                            event_recorded_at timestamptz)
-            LANGUAGE sql VOLATILE AS $$
-                SELECT lock_event_stream($1);
+            LANGUAGE plpgsql VOLATILE AS $$
+            #variable_conflict use_column
+            DECLARE
+                version_now bigint := lock_event_stream(stream);
+            BEGIN
+                RETURN QUERY
                 SELECT f.experience, f.item_id, f.title, f.subtitle, f.image_url, f.price, f.rating, f.favorited_at,
                        f.local_date, f.local_time, f.rank, f.facts::text, f.written, f.item::text,
-                       coalesce((SELECT version FROM event_streams WHERE stream_id = $1), 0),
-                       (SELECT count(*)::integer FROM favorites WHERE user_id = $2 AND experience = $3),
+                       version_now,
+                       (SELECT count(*)::integer FROM favorites c
+                         WHERE c.user_id = writer AND c.experience = wanted_experience),
                        h.item_id, h.title,
                        e.event_type, e.schema_version, e.data::text, e.recorded_at
                   FROM (VALUES (1)) AS one (row)
-                  LEFT JOIN favorites f ON f.user_id = $2 AND f.experience = $3 AND f.item_id = $4
+                  LEFT JOIN favorites f
+                         ON f.user_id = writer AND f.experience = wanted_experience AND f.item_id = wanted_item
                   LEFT JOIN LATERAL (
-                      SELECT item_id, title FROM favorites
-                       WHERE $5 IS NOT NULL AND user_id = $2 AND experience = $3
-                         AND lower(normalize(btrim(title), NFC)) = lower(normalize(btrim($5), NFC))
+                      SELECT t.item_id, t.title FROM favorites t
+                       WHERE wanted_title IS NOT NULL AND t.user_id = writer AND t.experience = wanted_experience
+                         AND lower(normalize(btrim(t.title), NFC)) = lower(normalize(btrim(wanted_title), NFC))
                        LIMIT 1) h ON true
-                  LEFT JOIN events e ON e.event_id = $6 AND e.stream_id = $1;
+                  LEFT JOIN events e ON e.event_id = request_event AND e.stream_id = stream;
+            END;
             $$;
             """),
     ]
