@@ -59,21 +59,22 @@ auth_port="$(bench_free_port)"; catalog_port="$(bench_free_port)"; favorites_por
 auth_url="http://127.0.0.1:$auth_port"
 bench_start_favorites_gateway "$favorites_port"
 
-# The three services of one commit, on the same ports every time (so the gateway needs no reload).
+# The three services of one commit, on the same ports every time (so the gateway needs no reload), each in schemas of
+# its own (`auth_<commit>`, …): a commit may add migrations the other's services would refuse.
 service_pids=()
 start_services() { # revision
     local dir="${bin[$1]}"
-    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" LOG_LEVEL=warning BCRYPT_COST=4 \
+    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA="auth_$1" HTTP_PORT="$auth_port" LOG_LEVEL=warning BCRYPT_COST=4 \
         "$dir/auth-service" >>"$BENCH_WORK/auth-$1.log" 2>&1 &
     service_pids+=($!)
     bench_wait_ready "$auth_url/health/ready" "$BENCH_WORK/auth-$1.log"
-    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=catalog HTTP_PORT="$catalog_port" LOG_LEVEL=warning \
+    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA="catalog_$1" HTTP_PORT="$catalog_port" LOG_LEVEL=warning \
         AUTH_URL="$auth_url" TICKETMASTER_URL="http://127.0.0.1:$replay_port" TICKETMASTER_API_KEY=replay \
         CATALOG_SEARCH_TTL_SECONDS=3600 CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 \
         CATALOG_USER_UPSTREAM_SHARE_PERCENT=100 "$dir/catalog-proxy" >>"$BENCH_WORK/catalog-$1.log" 2>&1 &
     service_pids+=($!)
     bench_wait_ready "http://127.0.0.1:$catalog_port/health/ready" "$BENCH_WORK/catalog-$1.log"
-    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=favorites HTTP_PORT="$favorites_port" LOG_LEVEL=warning \
+    env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA="favorites_$1" HTTP_PORT="$favorites_port" LOG_LEVEL=warning \
         AUTH_URL="$auth_url" CATALOG_URL="http://127.0.0.1:$catalog_port" \
         "$dir/favorites-service" >>"$BENCH_WORK/favorites-$1.log" 2>&1 &
     service_pids+=($!)
@@ -85,27 +86,27 @@ stop_services() {
     service_pids=()
 }
 
-load() { # script connections → "rps p99 non-2xx"
-    wrk -t2 -c"$2" -d"${seconds}s" --latency -s "$BENCH_WORK/$1.lua" "$gateway" | bench_wrk_figures
+load() { # revision script connections → "rps p99 non-2xx"
+    wrk -t2 -c"$3" -d"${seconds}s" --latency -s "$BENCH_WORK/$1/$2.lua" "$gateway" | bench_wrk_figures
 }
 
-tokens="$BENCH_WORK/tokens.txt"
 declare -A figures=()  # "<revision> <workload> <connections>" → "rps p99" per round, one per line
 for round in $(seq 1 "$rounds"); do
     order=("${revisions[@]}")
     ((round % 2 == 0)) && order=("${revisions[1]}" "${revisions[0]}")
     for revision in "${order[@]}"; do
         start_services "$revision"
-        if [[ ! -s "$tokens" ]]; then
-            log_info "signing up $users users"
-            bench_sign_up "$users" "$auth_url" ticketmaster "$tokens"
-            bench_favorites_lua "$tokens" "$BENCH_WORK"
+        if [[ ! -s "$BENCH_WORK/$revision/tokens.txt" ]]; then
+            log_info "signing up $users users ($revision)"
+            mkdir -p "$BENCH_WORK/$revision"
+            bench_sign_up "$users" "$auth_url" ticketmaster "$BENCH_WORK/$revision/tokens.txt"
+            bench_favorites_lua "$BENCH_WORK/$revision/tokens.txt" "$BENCH_WORK/$revision"
         fi
         log_info "round $round: $revision"
-        wrk -t2 -c16 -d2s -s "$BENCH_WORK/toggle.lua" "$gateway" >/dev/null  # warm: pools, caches, JIT-free but cold
+        wrk -t2 -c16 -d2s -s "$BENCH_WORK/$revision/toggle.lua" "$gateway" >/dev/null  # warm: pools, caches, JIT-free but cold
         for workload in toggle list; do
             for c in $concurrency_levels; do
-                read -r rps p99 errors <<<"$(load "$workload" "$c")"
+                read -r rps p99 errors <<<"$(load "$revision" "$workload" "$c")"
                 [[ "$errors" -eq 0 ]] || log_warn "$revision $workload c$c: $errors non-2xx answers"
                 figures["$revision $workload $c"]+="$rps $p99"$'\n'
             done
