@@ -1,7 +1,6 @@
 import Contracts
 import Foundation
 import Postgres
-import ServiceKit
 
 /// `POST /v1/auth/me/password`, once the current password is re-confirmed: every other session ends (whoever knew
 /// the old password is signed out), this one stays.
@@ -18,11 +17,11 @@ struct ChangePassword: Sendable {
         }
         do {
             try await passwords.confirm(currentPassword, of: account, clientAddress: clientAddress)
-        } catch let refusal as ServiceProblem where refusal.type == .passwordConfirmationFailed {
+        } catch AuthRefusal.passwordNotConfirmed {
             // The retry of the change that set the current password (its answer was lost): the current password is
             // the new one by now. A success again, once the new password proves it; nothing changes, no session ends.
             guard let changeKey, try await accounts.passwordWasSet(id: account.id, byChangeWithKey: changeKey)
-            else { throw refusal }
+            else { throw AuthRefusal.passwordNotConfirmed }
             try await passwords.confirm(newPassword, of: account, clientAddress: clientAddress)
             return
         }

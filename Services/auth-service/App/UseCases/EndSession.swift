@@ -1,8 +1,6 @@
 import Contracts
 import Foundation
-import HTTPTypes
 import Postgres
-import ServiceKit
 
 /// `DELETE /v1/auth/sessions/{id}`: ends one of the user's sessions. Another user's session id answers 404, exactly
 /// like an unknown one.
@@ -14,6 +12,6 @@ struct EndSession: Sendable {
             try await SessionStore.end(sessionID: id, userID: userID, reason: .endedFromSessionList, now: Date(),
                                        on: connection)
         }
-        guard ended else { throw ServiceProblem(.notFound, .notFound, "You have no live session with this id.") }
+        guard ended else { throw AuthRefusal.noSuchSession }
     }
 }

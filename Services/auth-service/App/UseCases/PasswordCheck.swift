@@ -1,7 +1,5 @@
 import Contracts
 import Foundation
-import HTTPTypes
-import ServiceKit
 
 /// A password check under the sign-in throttle (``ThrottleStore/beginAttempt(_:now:)``): counted as a failure before
 /// it runs and taken back when the password was right; refused with 429 while any of its keys is blocked, before any
@@ -44,9 +42,7 @@ struct PasswordCheck: Sendable {
         let confirmed = try await throttled(keys, now: Date()) {
             try await hasher.verify(password, against: account.passwordHash) ? account : nil
         }
-        guard confirmed != nil else {
-            throw ServiceProblem(.forbidden, .passwordConfirmationFailed, "The password is not correct.")
-        }
+        guard confirmed != nil else { throw AuthRefusal.passwordNotConfirmed }
     }
 
     /// Runs `check` as one counted attempt; its failure (nil) stays counted, its success is refunded.
@@ -58,10 +54,7 @@ struct PasswordCheck: Sendable {
             attempt = counted
         case .blocked(let wait):
             counters.count(.signIn, "throttled")
-            let seconds = Int(wait.rounded(.up))
-            throw ServiceProblem(.tooManyRequests, .signInThrottled,
-                                 "Too many failed attempts; try again in \(seconds) seconds.",
-                                 headers: [.retryAfter: String(seconds)])
+            throw AuthRefusal.signInThrottled(retryAfter: wait)
         }
         guard let account = try await check() else { return nil }
         try await throttle.attemptSucceeded(attempt, keys: keys, now: now)

@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import HTTPTypes
 import Logging
 import Postgres
 import ServiceKit
@@ -20,7 +19,7 @@ struct RefreshSession: Sendable {
     }
 
     func callAsFunction(_ token: String, logger: Logger) async throws -> AuthSession {
-        guard RefreshTokens.isWellFormed(token) else { throw Self.invalidRefreshToken }
+        guard RefreshTokens.isWellFormed(token) else { throw AuthRefusal.invalidRefreshToken }
         switch try await decide(token, now: Date()) {
         case .issued(let account, let sessionID, let refreshToken, let issuedAt):
             counters.count(.refresh, "issued")
@@ -28,14 +27,13 @@ struct RefreshSession: Sendable {
                                          issuedAt: issuedAt)
         case .invalid:
             counters.count(.refresh, "invalid")
-            throw Self.invalidRefreshToken
+            throw AuthRefusal.invalidRefreshToken
         case .reused(let owner):
             counters.count(.refresh, "reused")
             logger.warning("refresh token reused; session ended", metadata: [
                 "user_id": "\(owner.userID)", "session_id": "\(owner.sessionID)",
             ])
-            throw ServiceProblem(.unauthorized, .refreshTokenReused,
-                                 "This refresh token was already used, so the session was ended; sign in again.")
+            throw AuthRefusal.refreshTokenReused
         }
     }
 
@@ -76,9 +74,4 @@ struct RefreshSession: Sendable {
             }
         }
     }
-
-    /// Also the answer to a logout by a refresh token that identifies no live session.
-    static let invalidRefreshToken = ServiceProblem(
-        .unauthorized, .invalidRefreshToken, "The refresh token is not valid or its session has ended; sign in again."
-    )
 }

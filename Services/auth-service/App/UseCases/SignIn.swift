@@ -1,8 +1,6 @@
 import Contracts
 import Foundation
-import HTTPTypes
 import Postgres
-import ServiceKit
 
 /// `POST /v1/auth/login`: one throttled password check, then a new session and its token pair. Unknown email and
 /// wrong password take the same path (one verification, the failure counted before it stays) and get the same
@@ -21,7 +19,7 @@ struct SignIn: Sendable {
                                                        deviceCredential: deviceCredential, now: now)
         else {
             counters.count(.signIn, "invalid-credentials")
-            throw Self.invalidCredentials
+            throw AuthRefusal.invalidCredentials
         }
         counters.count(.signIn, passed.fromKnownDevice ? "success-known-device" : "success")
         let account = passed.account
@@ -34,8 +32,4 @@ struct SignIn: Sendable {
         pair.deviceCredential = newCredential
         return pair
     }
-
-    static let invalidCredentials = ServiceProblem(
-        .unauthorized, .invalidCredentials, "The email or the password is not correct."
-    )
 }

@@ -24,16 +24,16 @@ struct SignOut: Sendable {
     func callAsFunction(refreshToken token: String, scope: LogoutScope) async throws {
         guard RefreshTokens.isWellFormed(token),
               let owner = try await sessions.owner(ofTokenDigest: RefreshTokens.digest(token))
-        else { throw RefreshSession.invalidRefreshToken }
+        else { throw AuthRefusal.invalidRefreshToken }
         switch policy.decide(presentedGeneration: owner.presentedGeneration, state: owner.session, now: Date()) {
         case .rotate, .replay:
             try await self(owner.user, scope: scope)
         case .expired:
             // Already over: logging out again is a success, but an old token never ends *other* sessions.
-            guard scope == .current else { throw RefreshSession.invalidRefreshToken }
+            guard scope == .current else { throw AuthRefusal.invalidRefreshToken }
         case .reuse:
             // A retired copy (the holder may not be the owner): it ends nothing.
-            throw RefreshSession.invalidRefreshToken
+            throw AuthRefusal.invalidRefreshToken
         }
     }
 }

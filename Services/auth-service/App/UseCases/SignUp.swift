@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import HTTPTypes
 import Postgres
 import ServiceKit
 
@@ -35,9 +34,9 @@ struct SignUp: Sendable {
             if let signUpKey, try await accounts.wasCreated(email: email, bySignUpWithKey: signUpKey) {
                 do {
                     return try await signIn(email: email, password: password, client: client)
-                } catch let refusal as ServiceProblem where refusal.type == .invalidCredentials {}
+                } catch AuthRefusal.invalidCredentials {}
             }
-            throw ServiceProblem(.conflict, .emailTaken, "An account with this email already exists; sign in instead.")
+            throw AuthRefusal.emailTaken
         }
         var pair = try await issuer.pair(for: account, sessionID: session.id, refreshToken: refreshToken, issuedAt: now)
         pair.deviceCredential = deviceCredential

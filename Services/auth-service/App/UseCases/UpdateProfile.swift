@@ -30,13 +30,13 @@ struct UpdateProfile: Sendable {
             if let patch = Preferences.patch(patch, movingFrom: current.experience, to: experience) {
                 switch Preferences.merge(patch, into: current.preferences) {
                 case .success(let merged): preferences = merged
-                case .failure(let problems): throw ServiceProblem.validation(problems.errors)
+                case .failure(let problems): throw AuthRefusal.invalidFields(problems.errors)
                 }
             }
             return try await AccountStore.update(id: userID, experience: experience, preferences: preferences,
                                                  now: Date(), on: connection)
         }
-        guard let updated else { throw SignedInAccount.gone }
+        guard let updated else { throw AuthRefusal.accountGone }
         return updated
     }
 
@@ -44,17 +44,11 @@ struct UpdateProfile: Sendable {
     /// the current one), as the catalog lists them now.
     private func checkCategory(_ category: String, experience: ExperienceID?, user: AuthenticatedUser,
                                call: CatalogCall) async throws {
-        let field = "preferences.\(Preferences.defaultCategoryKey)"
         let target: ExperienceID
         if let experience { target = experience } else { target = try await signedInAccount(user).experience }
         guard let known = try await categories.contains(category, in: target, bearer: call.bearer,
                                                         requestID: call.requestID, logger: call.logger)
-        else {
-            throw ServiceProblem.validation([FieldError(field: field, message: "\(target) has no categories")])
-        }
-        guard known else {
-            throw ServiceProblem.validation([FieldError(
-                field: field, message: "\"\(category.prefix(80))\" is not one of GET /v1/catalog/\(target)/categories")])
-        }
+        else { throw AuthRefusal.noCategories(in: target) }
+        guard known else { throw AuthRefusal.unknownCategory(category, in: target) }
     }
 }
