@@ -119,7 +119,7 @@ let sharedTargets: [Target] = [
     // An append-only event log in PostgreSQL and its projections: favorites-service's alone, so it lives there, a
     // module of its own (its own tests, no HTTP).
     .target(
-        name: "EventStore", dependencies: ["Postgres", logging, metrics, serviceLifecycle],
+        name: "EventStore", dependencies: ["Postgres", "Locking", logging, metrics, serviceLifecycle],
         path: "Services/favorites-service/EventStore", swiftSettings: strictSettings
     ),
 

@@ -102,7 +102,7 @@ public final class FavoriteMeClient: Sendable {
     }
 
     /// The refresh call itself: unauthenticated, with the refresh token in the body.
-    private var refresher: @Sendable (String) async throws(FavoriteMeError) -> AuthSession {
+    var refresher: @Sendable (String) async throws(FavoriteMeError) -> AuthSession {
         { [self] refreshToken async throws(FavoriteMeError) in
             let body = try encode(RefreshRequest(refreshToken: refreshToken))
             return try decode(try await exchange(Call(method: "POST", path: "/v1/auth/refresh", body: body,
@@ -112,6 +112,23 @@ public final class FavoriteMeClient: Sendable {
 
     /// One HTTP exchange: 2xx is the answer, a problem document is thrown as a refusal.
     private func exchange(_ call: Call, token: String?) async throws(FavoriteMeError) -> (status: Int, body: Data) {
+        let request = try urlRequest(for: call, token: token, accept: "application/json")
+        observer?(call.method, call.path)
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await urlSession.data(for: request)
+        } catch {
+            throw Self.failure(error)
+        }
+        guard let http = response as? HTTPURLResponse else { throw .transport("no HTTP answer") }
+        let status = http.statusCode
+        if (200..<300).contains(status) { return (status, data) }
+        throw Self.refusal(status: status, body: data, retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
+    }
+
+    /// The request `call` becomes, with `token` and `accept`.
+    func urlRequest(for call: Call, token: String?, accept: String) throws(FavoriteMeError) -> URLRequest {
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false) else {
             throw .unexpectedAnswer(status: 0, detail: "no URL for \(call.path)")
         }
@@ -120,31 +137,30 @@ public final class FavoriteMeClient: Sendable {
         guard let url = components.url else { throw .unexpectedAnswer(status: 0, detail: "no URL for \(call.path)") }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = call.method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        request.setValue(accept, forHTTPHeaderField: "Accept")
         if let body = call.body {
             request.httpBody = body
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         for (name, value) in call.headers { request.setValue(value, forHTTPHeaderField: name) }
-        observer?(call.method, call.path)
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await urlSession.data(for: request)
-        } catch let error as URLError where Self.neverLeft.contains(error.code) {
-            throw .offline("\(error.code.rawValue) \(error.localizedDescription)")
-        } catch {
-            throw .transport((error as? URLError).map { "\($0.code.rawValue) \($0.localizedDescription)" } ?? "\(error)")
+        return request
+    }
+
+    /// A failure on the way, as the error it is: offline when the request cannot have left.
+    static func failure(_ error: any Error) -> FavoriteMeError {
+        if let error = error as? URLError, neverLeft.contains(error.code) {
+            return .offline("\(error.code.rawValue) \(error.localizedDescription)")
         }
-        guard let http = response as? HTTPURLResponse else { throw .transport("no HTTP answer") }
-        let status = http.statusCode
-        if (200..<300).contains(status) { return (status, data) }
-        if let problem = try? JSONCoding.decoder.decode(ProblemDetails.self, from: data) {
-            let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) }
-            throw .refused(APIProblem(problem, retryAfter: retryAfter))
+        return .transport((error as? URLError).map { "\($0.code.rawValue) \($0.localizedDescription)" } ?? "\(error)")
+    }
+
+    /// A non-2xx answer: its problem document as a refusal, or what else came.
+    static func refusal(status: Int, body: Data, retryAfter: String?) -> FavoriteMeError {
+        if let problem = try? JSONCoding.decoder.decode(ProblemDetails.self, from: body) {
+            return .refused(APIProblem(problem, retryAfter: retryAfter.flatMap { Int($0) }))
         }
-        throw .unexpectedAnswer(status: status, detail: String(decoding: data.prefix(200), as: UTF8.self))
+        return .unexpectedAnswer(status: status, detail: String(decoding: body.prefix(200), as: UTF8.self))
     }
 
     /// Failures where the request cannot have reached the server: no network, no route, nothing listening.

@@ -30,6 +30,12 @@ public enum FavoriteMeError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// The server's `Retry-After`, in seconds, when it refused the request and said when to try again.
+    var retryAfter: Int? {
+        if case .refused(let problem) = self { return problem.retryAfter }
+        return nil
+    }
+
     /// The problem's type when the server refused the request.
     public var problemType: ProblemType? {
         if case .refused(let problem) = self { return problem.type }

@@ -4,7 +4,8 @@ import Foundation
 import Observation
 
 /// What a SwiftUI screen binds to: the session and one experience's favorites and hearts, kept current from the
-/// client's events. Start it from the screen's `.task { await model.start() }`.
+/// client's events and from the user's other devices as they change (``FavoriteMeClient/liveChanges(in:)``). Start it
+/// from the screen's `.task { await model.start() }`.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor @Observable
 public final class FavoritesModel {
@@ -41,6 +42,15 @@ public final class FavoritesModel {
             }
             group.addTask { [weak self] in
                 for await event in localEvents { await self?.handle(event) }
+            }
+            // Other devices' changes as they happen, for as long as someone is signed in (the copy is updated, then
+            // the client's local events redraw).
+            let (client, experience) = (client, experience)
+            group.addTask {
+                for await event in await client.authEvents() {
+                    guard case .signedIn = event else { continue }
+                    for await _ in client.liveChanges(in: experience) {}
+                }
             }
         }
     }

@@ -15,7 +15,7 @@ struct Favme: AsyncParsableCommand {
             """,
         subcommands: [
             SignUp.self, LogIn.self, LogOut.self, Me.self, ExperienceCommand.self, Search.self, Show.self,
-            Fav.self, Unfav.self, FavoritesList.self, Clear.self, Sessions.self, Sync.self,
+            Fav.self, Unfav.self, FavoritesList.self, Clear.self, Sessions.self, Sync.self, Watch.self,
         ]
     )
 }

@@ -164,3 +164,52 @@ struct Sync: FavmeCommand {
         try context.output.show(document) { document.text }
     }
 }
+
+struct Watch: FavmeCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print your favorites' changes as they happen, on any of your devices, until interrupted.",
+        discussion: """
+            Keeps this device's copy current as it goes (as `favme sync` does) and resumes where it left off, so no \
+            change is missed across reconnects. One line per change; with --json, one change document per line.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: [.customShort("e"), .long], help: ArgumentHelp("Only this experience's changes.", valueName: "id"))
+    var experience: String?
+    @Option(help: "Stop after this many changes.") var count: Int?
+
+    func execute(_ context: Context) async throws {
+        _ = try await context.signedInUser()
+        var printed = 0
+        for await event in context.client.liveChanges(in: experience.map { ExperienceID(rawValue: $0) }) {
+            switch event {
+            case .connected:
+                Console.error("watching for changes (Ctrl-C to stop)")
+            case .changed(let change):
+                try context.output.show(change) { Self.line(change) }
+                printed += 1
+                if let count, printed >= count { return }
+            case .resynced:
+                Console.error("this device was far behind: its favorites were read again")
+            case .disconnected(let error, let retryIn):
+                Console.error("disconnected (\(error)); reconnecting in \(Self.seconds(retryIn)) s")
+            }
+        }
+        throw FavoriteMeError.signedOut  // the stream ends only when the session does
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.1f", Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    static func line(_ change: FavoriteChange) -> String {
+        switch change.kind {
+        case .added:
+            "+ \(change.experience) \(change.itemId ?? "")"
+                + (change.favorite.map { " — " + Table.shorten($0.title, to: 60) } ?? "")
+        case .removed: "- \(change.experience) \(change.itemId ?? "")"
+        case .cleared: "cleared \(change.experience)"
+        }
+    }
+}

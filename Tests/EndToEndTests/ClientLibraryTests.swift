@@ -134,6 +134,54 @@ extension EndToEnd {
         }
 
         /// A refresh the server refuses (the refresh token already used) signs the user out cleanly.
+        /// Two devices of one user: a heart on the phone fills on the tablet as it happens; the tablet loses its
+        /// network while the phone goes on, and once back it gets every change it missed, once, in order.
+        @Test(.timeLimit(.minutes(1))) func liveChangesReachTheOtherDeviceAndSurviveItsNetworkGoing() async throws {
+            let stack = try StackUnderTest.required()
+            let gateway = try #require(URL(string: stack.gateway)?.port)
+            let network = try TCPRelay(to: "127.0.0.1", port: gateway)
+            defer { network.stop() }
+            let phone = try Self.client(stack.gateway)
+            let tablet = try Self.client("http://127.0.0.1:\(network.port)")
+            let email = uniqueEmail("library-live")
+            _ = try await phone.signUp(email: email, password: accountPassword, experience: .mobiles)
+            _ = try await tablet.signIn(email: email, password: accountPassword)
+            var live = tablet.liveChanges(in: .mobiles).makeAsyncIterator()
+            #expect(await live.next() == .connected)
+
+            _ = try await phone.favorite("1", in: .mobiles)
+            let first = try await Self.nextChanges(1, from: &live)
+            #expect(first.map(\.itemId) == ["1"] && first.map(\.kind) == [.added])
+            #expect(await tablet.hearts(in: .mobiles) == ["1"])
+
+            network.set(.refuse)  // the tablet's network goes: its stream is cut, reconnecting fails
+            guard case .disconnected? = await live.next() else {
+                Issue.record("the tablet did not report its stream cut")
+                return
+            }
+            _ = try await phone.favorite("2", in: .mobiles)
+            _ = try await phone.unfavorite("1", in: .mobiles)
+            network.set(.forward)
+            let missed = try await Self.nextChanges(2, from: &live)
+            #expect(missed.map(\.itemId) == ["2", "1"] && missed.map(\.kind) == [.added, .removed])
+            #expect(await tablet.hearts(in: .mobiles) == ["2"])
+        }
+
+        /// The next `count` changes a live stream tells, past its other events.
+        static func nextChanges(_ count: Int, from live: inout AsyncStream<LiveChange>.Iterator) async throws
+            -> [FavoriteChange]
+        {
+            var changes: [FavoriteChange] = []
+            while changes.count < count {
+                switch await live.next() {
+                case .changed(let change): changes.append(change)
+                case nil: throw StackError("the live stream ended after \(changes.count) changes")
+                default: continue
+                }
+            }
+            return changes
+        }
+
         @Test func aRefusedRefreshSignsOut() async throws {
             let stack = try StackUnderTest.required()
             let store = MemoryTokenStore()

@@ -17,7 +17,8 @@ public let serviceDefaults = ServiceDefaults(
 /// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
 /// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience;
 /// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
-/// the next favorites of it on this replica.
+/// the next favorites of it on this replica; `FAVORITES_STREAMS_MAX` (default 10000), how many change streams one
+/// replica holds; `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -27,6 +28,8 @@ public func buildApplication(
     let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
     let maximumFavorites = settings.int("favorites.maxPerExperience", default: 5000, in: 1...1_000_000)
     let snapshotLifetime = Duration.seconds(settings.int("favorites.snapshotTtlSeconds", default: 30, in: 0...3600))
+    let maximumStreams = settings.int("favorites.streamsMax", default: 10_000, in: 1...1_000_000)
+    let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
     try settings.validate()
     var background: [any Service] = []
     var app = try buildServiceApplication(
@@ -36,7 +39,13 @@ public func buildApplication(
               let authURL = configuration.peers[.auth]
         else { return }
         let notifier = EventNotifier(pool: dependencies.pool, channel: eventsChannel)
+        let hub = ChangeHub(
+            listener: PostgresListener(configuration: dependencies.pool.connectionConfiguration,
+                                       channels: [eventsChannel], logger: dependencies.logger),
+            revocations: dependencies.revocations, capacity: maximumStreams, heartbeat: heartbeat,
+            logger: dependencies.logger, metrics: dependencies.metrics)
         background = [
+            hub,
             AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
                            interval: erasurePoll, logger: dependencies.logger),
             notifier,
@@ -57,10 +66,11 @@ public func buildApplication(
             listFavorites: ListFavorites(store: store), listFavoriteIDs: ListFavoriteIDs(store: store),
             listChanges: ListChanges(store: store), pool: dependencies.pool
         ).register(on: routes)
+        ChangeStreamRoute(watchChanges: WatchChanges(store: store, hub: hub)).register(on: routes)
     }
     app.addServicesAfterMigrations(background)
     return app
 }
 
-/// The NOTIFY channel on which appends wake the async projections.
+/// The NOTIFY channel on which appends wake the async projections and the change streams (see ``EventNotifier``).
 let eventsChannel = "favorites_events"

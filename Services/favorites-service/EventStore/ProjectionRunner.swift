@@ -96,36 +96,3 @@ struct ProjectionMetrics: Sendable {
         applied = Counter(label: "projection_events_applied_total", dimensions: dimensions, factory: factory)
     }
 }
-
-/// Tells async projections that events were appended, as a NOTIFY sent after the append committed, at most once per
-/// `minimumInterval` however many appends there were. Sending it inside the append transaction would put every
-/// append behind PostgreSQL's single notification-queue lock at commit.
-public struct EventNotifier: Service {
-    let pool: DatabasePool
-    let channel: String
-    let minimumInterval: Duration
-    private let signals: AsyncStream<Void>
-    private let signal: AsyncStream<Void>.Continuation
-
-    public init(pool: DatabasePool, channel: String, minimumInterval: Duration = .milliseconds(50)) {
-        self.pool = pool
-        self.channel = channel
-        self.minimumInterval = minimumInterval
-        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-    }
-
-    /// Call after an append committed. Never waits.
-    public func eventsAppended() {
-        signal.yield()
-    }
-
-    public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            for await _ in signals {
-                // A lost hint only delays the projections until their next poll.
-                _ = try? await pool.query("SELECT pg_notify(\(channel), '')")
-                try? await Task.sleep(for: minimumInterval)
-            }
-        }
-    }
-}

@@ -5,10 +5,14 @@ import JWTKit
 public struct AuthenticatedUser: Sendable, Equatable {
     public let userID: UUID
     public let sessionID: UUID
+    /// When the access token that named this user expires (nil where no token did): what a long-lived response, such
+    /// as a stream of changes, ends at.
+    public let expiresAt: Date?
 
-    public init(userID: UUID, sessionID: UUID) {
+    public init(userID: UUID, sessionID: UUID, expiresAt: Date? = nil) {
         self.userID = userID
         self.sessionID = sessionID
+        self.expiresAt = expiresAt
     }
 }
 
@@ -73,7 +77,7 @@ public struct AccessTokenPolicy: Sendable {
         guard lifetime <= maximumLifetime else { throw .malformed }
         guard let userID = UUID(uuidString: claims.subject.value), let sessionID = UUID(uuidString: claims.sessionID)
         else { throw .malformed }
-        return AuthenticatedUser(userID: userID, sessionID: sessionID)
+        return AuthenticatedUser(userID: userID, sessionID: sessionID, expiresAt: claims.expiration.value)
     }
 }
 

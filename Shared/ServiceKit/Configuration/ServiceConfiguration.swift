@@ -108,7 +108,7 @@ public struct ServiceConfiguration: Sendable {
         }
         self.peers = peers
         readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000))
-        revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 2000, in: 100...60_000))
+        revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 1000, in: 100...60_000))
         shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
         logLevel = settings.choice("log.level", default: Logger.Level.info)
         logFormat = settings.choice("log.format", default: LogFormat.json)

@@ -19,6 +19,9 @@ public struct ServiceDependencies: Sendable {
     /// group and put the group under ``AuthenticatedContext``. Nil for a service that does not require auth-service
     /// as a peer (auth-service itself verifies against its own tables).
     public let authentication: AuthenticationMiddleware?
+    /// The sessions auth-service has ended, as ``authentication`` checks them: for a response that outlives its
+    /// request's check (a stream) to end with its session. Nil where ``authentication`` is.
+    public let revocations: (any SessionRevocations)?
 }
 
 /// Builds a service: database pool and migrations, the kit's middleware (request id, metrics, problem+json),
@@ -62,7 +65,7 @@ public func buildServiceApplication(
     }
     let dependencies = ServiceDependencies(
         configuration: configuration, pool: pool, httpClient: httpClient, metrics: metrics, logger: logger,
-        authentication: authentication
+        authentication: authentication, revocations: revocationFeed
     )
 
     // HEAD wherever GET is served (RFC 9110 §9.1): the same answer without its body.

@@ -236,3 +236,22 @@ extension Favorite {
                   writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: snapshot.cellItem)
     }
 }
+
+extension FavoriteChange {
+    /// The change a stored event made, as the changes feed and the change stream describe it; nil for an event that
+    /// changed nothing a device shows (a confirmed favorite, an erasure) or that this release cannot read.
+    init?(_ event: RecordedEvent) {
+        switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion, data: Data(event.data.utf8)) {
+        case .added(let item), .cardWritten(let item):
+            self.init(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
+                      itemId: item.itemId, at: event.recordedAt, favorite: Favorite(item, favoritedAt: event.recordedAt))
+        case .removed(let experience, let itemId):
+            self.init(version: event.version, kind: .removed, experience: experience, itemId: itemId,
+                      at: event.recordedAt)
+        case .cleared(let experience):
+            self.init(version: event.version, kind: .cleared, experience: experience, itemId: nil, at: event.recordedAt)
+        case .confirmed, .erased, nil:
+            return nil
+        }
+    }
+}

@@ -67,6 +67,11 @@ enum FavoritesRefusal: Error, Equatable {
     case spelledOtherwise(String)
     /// The experience has no items users write.
     case noWrittenItems(String)
+    /// A sync position past the end of the user's log (one kept from another account, or from before a restore):
+    /// answering "nothing new" would let that device skip this account's changes for good.
+    case positionAhead(of: Int64, asked: Int64)
+    /// This replica holds as many change streams as it may (another may not).
+    case streamsFull
 }
 
 /// The commands on a user's favorites, decided on their ``WriteState``: pure, so every rule is tested without a

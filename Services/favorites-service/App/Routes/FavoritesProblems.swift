@@ -18,6 +18,15 @@ extension FavoritesRefusal: ProblemConvertible {
                 field: "itemId", message: "is spelled \"\(spelling)\" in the catalog; use that spelling")])
         case .noWrittenItems(let experience):
             ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience).")
+        case .positionAhead(let current, let asked):
+            ServiceProblem(.conflict, .syncPositionAhead, """
+                This account's changes end at version \(current); \(asked) is past them (a position kept from another \
+                account, or from before a restore). Sync again from 0.
+                """)
+        case .streamsFull:
+            ServiceProblem(.serviceUnavailable, .serviceUnreachable,
+                           "This replica holds as many change streams as it may; reconnect in a moment.",
+                           headers: [.retryAfter: "2"])
         }
     }
 }

@@ -10,7 +10,7 @@ import Postgres
 /// their transaction is written.
 struct FavoritesWriter: Sendable {
     let store: FavoritesStore
-    /// Wakes the async projections after a write.
+    /// Tells every replica's projections and change streams after a write.
     let notifier: EventNotifier
     /// Counts `favorites_events_appended_total{type}`.
     let metrics: any MetricsFactory
@@ -33,7 +33,7 @@ struct FavoritesWriter: Sendable {
         if let event = decision.event {
             Counter(label: "favorites_events_appended_total", dimensions: [("type", event.type)], factory: metrics)
                 .increment()
-            notifier.eventsAppended()
+            notifier.eventsAppended(to: FavoritesStore.stream(of: request.user))
         }
         return decision.outcome
     }

@@ -1,0 +1,70 @@
+@testable import FavoritesService
+import Contracts
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import TestSupport
+import Testing
+
+/// The change stream's own rules on one replica: it ends with its token, refuses a position past the log and a
+/// replica that is full, and sends what the log holds after the position it is given. (Resuming across a dropped
+/// connection, replicas, a lost notification session and sign-out: Tests/EndToEndTests/ChangeStreamTests.swift.)
+@Suite struct ChangeStreamRouteTests {
+    /// The whole response of a stream whose token lives `lifetime` seconds: it ends when the token expires.
+    static func stream(_ api: FavoritesHarness, user: UUID, lifetime: TimeInterval, query: String = "") async throws
+        -> (status: HTTPResponse.Status, headers: HTTPFields, body: String)
+    {
+        let token = try await api.authority.token(user: user, lifetime: lifetime)
+        return try await api.client.execute(uri: "/v1/favorites/stream" + query, method: .get,
+                                            headers: [.authorization: "Bearer \(token)"]) { response in
+            (response.status, response.headers, String(buffer: response.body))
+        }
+    }
+
+    @Test func anExpiredTokenEndsItsStreamAfterWhatTheLogHeld() async throws {
+        try await FavoritesHarness.run { api in
+            let user = try await api.user()
+            #expect(try await api.call(.put, "/v1/favorites/mobiles/1", as: user).status == .created)
+            #expect(try await api.call(.put, "/v1/favorites/mobiles/2", as: user).status == .created)
+            let (status, headers, body) = try await Self.stream(api, user: user.id, lifetime: 2, query: "?after=1")
+            #expect(status == .ok)
+            #expect(headers[.contentType] == "text/event-stream")
+            let events = body.components(separatedBy: "\n\n").filter { !$0.isEmpty && !$0.hasPrefix(":") }
+            #expect(events.first == "retry: 2000\nid: 1\nevent: ready\ndata: {\"version\":1}")
+            #expect(events.dropFirst().first?.hasPrefix("id: 2\nevent: change\ndata: {") == true)
+            #expect(events.last == "event: end\ndata: {\"reason\":\"token-expired\"}")
+            #expect(events.count == 3)
+        }
+    }
+
+    @Test func aPositionPastTheLogIsRefused() async throws {
+        try await FavoritesHarness.run { api in
+            let user = try await api.user()
+            let (status, _, body) = try await Self.stream(api, user: user.id, lifetime: 60, query: "?after=5")
+            #expect(status == .conflict)
+            #expect(body.contains("sync-position-ahead"))
+            let (bad, _, _) = try await Self.stream(api, user: user.id, lifetime: 60, query: "?after=-1")
+            #expect(bad == .badRequest)
+        }
+    }
+
+    /// With room for one stream, a second one is refused with 503 and `Retry-After` while the first is open.
+    @Test func aFullReplicaRefusesAnotherStream() async throws {
+        try await FavoritesHarness.run(environment: ["FAVORITES_STREAMS_MAX": "1"]) { api in
+            async let first = Self.stream(api, user: UUID(), lifetime: 3)
+            var open = false
+            for _ in 0..<100 where !open {
+                let metrics = try await api.client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+                open = metrics.contains("favorites_streams_open 1")
+                if !open { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(open)
+            let (status, headers, body) = try await Self.stream(api, user: UUID(), lifetime: 3)
+            #expect(status == .serviceUnavailable)
+            #expect(headers[.retryAfter] == "2")
+            #expect(body.contains("service-unreachable"))
+            #expect(try await first.status == .ok)
+        }
+    }
+}
