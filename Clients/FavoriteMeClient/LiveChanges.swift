@@ -112,7 +112,12 @@ extension FavoriteMeClient {
                     synced = await outbox.syncStart(for: user)?.since ?? synced
                     tell(.resynced)
                 case "end":
-                    return event.data.contains("session-ended") ? .sessionEnded : .reconnect
+                    if event.data.contains("session-ended") { return .sessionEnded }
+                    if event.data.contains("token-expired") {
+                        // Expired on the server's clock, which may run ahead of this one: refresh before reconnecting.
+                        _ = try await sessions.refreshed(after: credential, refresh: refresher)
+                    }
+                    return .reconnect
                 default:
                     continue
                 }

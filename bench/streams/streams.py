@@ -164,6 +164,24 @@ async def main(side, urls, tokens_path, per_user, writes, pids):
     held = {}  # user -> item currently favorited (one at a time), for the toggle
     record_ids = {}
 
+    async def read_held(user):
+        """What an earlier run left the user holding: its first write removes it, so every write changes something."""
+        if side == "ours":
+            status, body = await request(urls[0] + "/v1/favorites/ids?experience=ticketmaster", token=tokens[user])
+            ids = json.loads(body)["itemIds"] if status == 200 else []
+            if ids:
+                held[user] = ids[0]
+        else:
+            status, body = await request(urls[0] + "/api/collections/favorites/records?perPage=10", token=tokens[user])
+            records = json.loads(body)["items"] if status == 200 else []
+            if records:
+                held[user], record_ids[user] = records[0]["item_id"], records[0]["id"]
+        if status != 200:
+            raise RuntimeError("%s: reading user %d's favorites: %d" % (side, user, status))
+
+    for start in range(0, users, 100):
+        await asyncio.gather(*(read_held(user) for user in range(start, min(users, start + 100))))
+
     order = random.sample(range(users), users)  # 50 writes in flight are by 50 different users
 
     async def write(number):

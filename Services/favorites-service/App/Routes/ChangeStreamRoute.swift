@@ -17,6 +17,9 @@ struct ChangeStreamRoute: Sendable {
     }
 
     @Sendable func stream(_ request: Request, context: AuthenticatedContext) async throws -> Response {
+        // A token past its expiry (accepted within the clock leeway) would open a stream that ends at once: the client
+        // is told to refresh instead.
+        if let expiry = context.user.expiresAt, expiry <= Date() { throw AuthenticationMiddleware.refusal(.expired) }
         let query = request.uri.queryParameters
         let experience = try query["experience"].map { try FavoritesController.experience(String($0)).id }
         let stream = try await watchChanges.open(for: context.user, experience: experience,
