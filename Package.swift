@@ -246,7 +246,7 @@ let toolAndTestTargets: [Target] = [
         name: "FavoritesServiceTests",
         dependencies: [
             "FavoritesService", "CatalogProxy", "ReplayUpstream", "EventStore", "ServiceKit", "TestSupport",
-            "Contracts", "Postgres", hummingbird, hummingbirdTesting, nioCore,
+            "Contracts", "Postgres", "FavoriteMeClient", hummingbird, hummingbirdTesting, nioCore, nioHTTP1, httpClient,
         ],
         path: "Tests/FavoritesServiceTests",
         swiftSettings: strictSettings

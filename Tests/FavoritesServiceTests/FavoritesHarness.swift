@@ -61,7 +61,9 @@ struct FavoritesHarness: Sendable {
         try await database.makePool(size: 2, searchPath: "favorites").closing(after: body)
     }
 
-    static func run(catalogURL: String? = nil, environment: [String: String] = [:],
+    /// `mode`: `.router` calls the routes in process; `.live` serves them on a port (`client.port`), for a test that
+    /// needs real connections (a change stream followed by the client library).
+    static func run(catalogURL: String? = nil, environment: [String: String] = [:], mode: TestingSetup = .router,
                     _ test: @escaping @Sendable (FavoritesHarness) async throws -> Void) async throws
     {
         let replay = try ReplayUpstream(fixtures: fixtures)
@@ -93,7 +95,7 @@ struct FavoritesHarness: Sendable {
                             "ERASURE_POLL_SECONDS": "1",
                         ].merging(environment) { _, override in override })
                         let app = try await FavoritesService.buildApplication(reader: reader)
-                        try await app.test(.router) { client in
+                        try await app.test(mode) { client in
                             try await test(FavoritesHarness(client: client, database: database, catalogLink: link,
                                                             catalog: catalogClient, upstreams: replay,
                                                             authority: authority))
