@@ -28,6 +28,8 @@ let jwtKit = external("JWTKit", "jwt-kit")
 let crypto = external("Crypto", "swift-crypto")
 let nioCore = external("NIOCore", "swift-nio")
 let nioHTTP1 = external("NIOHTTP1", "swift-nio")
+let nioPosix = external("NIOPosix", "swift-nio")
+let nioSSL = external("NIOSSL", "swift-nio-ssl")
 let prometheus = external("Prometheus", "swift-prometheus")
 let bcrypt = external("HummingbirdBcrypt", "hummingbird-auth")
 
@@ -138,7 +140,7 @@ let sharedTargets: [Target] = [
 
 let serviceTargets: [Target] =
     Target.service("auth-service", module: "AuthService", dependencies: [
-        jwtKit, crypto, metrics, bcrypt,
+        jwtKit, crypto, metrics, bcrypt, nioCore, nioPosix, nioSSL,
     ])
     + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
         httpClient, crypto, metrics, nioCore, nioHTTP1,
@@ -228,7 +230,7 @@ let toolAndTestTargets: [Target] = [
         name: "AuthServiceTests",
         dependencies: [
             "AuthService", "Locking", "ServiceKit", "TestSupport", "Contracts", "Postgres", hummingbird,
-            hummingbirdTesting, jwtKit, crypto, logging, configuration, httpClient, nioCore,
+            hummingbirdTesting, jwtKit, crypto, logging, configuration, httpClient, nioCore, nioPosix,
         ],
         path: "Tests/AuthServiceTests",
         swiftSettings: strictSettings
@@ -284,6 +286,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),

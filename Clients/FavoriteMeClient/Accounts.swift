@@ -125,3 +125,123 @@ extension FavoriteMeClient {
         try await sessions.remember(user)
     }
 }
+
+/// Account recovery over mail: a password reset for someone who cannot sign in, and the verification of the
+/// account's email. Each mail holds a link to a page of the gateway (`/account/reset-password?token=…`,
+/// `/account/verify-email?token=…`); an app that claims those paths as universal links takes the token from the URL
+/// (``recoveryLink(from:)``) and confirms here instead.
+extension FavoriteMeClient {
+    /// Asks for a mail with a link that resets the password of the account of `email`; no session needed. The answer
+    /// is the same whether or not an account has the address (its `detail` can be shown as it is), so it tells
+    /// nobody which addresses have accounts.
+    ///
+    /// Throws ``FavoriteMeError/refused(_:)`` with `validation-failed` (field `email`) for an address that cannot be
+    /// one, and `mail-throttled` or `rate-limited` (429, ``APIProblem/retryAfter``) when too many mails were asked for
+    /// this address or from this network. Not retried: each request may send a mail.
+    @discardableResult
+    public func requestPasswordReset(email: String) async throws(FavoriteMeError) -> MailRequestAccepted {
+        let body = try encode(PasswordResetRequest(email: email))
+        return try await send(Call(method: "POST", path: "/v1/auth/password-reset", body: body, authenticated: false),
+                              as: MailRequestAccepted.self)
+    }
+
+    /// Sets `newPassword` (the sign-up rules apply) on the account of a reset link's `token`; no session needed.
+    ///
+    /// On success every session of that account has ended, on every device, and the old password no longer works
+    /// (the email counts as verified too: the mail reached its owner). If this client held a session of that account,
+    /// it is dead: its next refresh is refused and ends it (``AuthEvent/sessionExpired(_:)``). Sign in again with the
+    /// new password.
+    ///
+    /// Throws ``FavoriteMeError/refused(_:)`` with `invalid-link-token` (used, replaced by a newer mail, or not a
+    /// reset link) or `expired-link-token` (400: ask for a new mail either way), or `validation-failed` naming
+    /// `newPassword`.
+    public func confirmPasswordReset(token: String, newPassword: String) async throws(FavoriteMeError) {
+        let body = try encode(PasswordResetConfirmation(token: token, newPassword: newPassword))
+        _ = try await send(Call(method: "POST", path: "/v1/auth/password-reset/confirm", body: body,
+                                authenticated: false), as: NoContent.self)
+    }
+
+    /// Sends the signed-in user a new verification mail (the link of an earlier one stops working).
+    ///
+    /// Throws ``FavoriteMeError/refused(_:)`` with `email-already-verified` (409; the session is then refreshed, so
+    /// the stored profile says verified), or `mail-throttled` (429, ``APIProblem/retryAfter``);
+    /// ``FavoriteMeError/signedOut`` when nobody is signed in.
+    @discardableResult
+    public func resendVerificationEmail() async throws(FavoriteMeError) -> MailRequestAccepted {
+        do {
+            return try await send(Call(method: "POST", path: "/v1/auth/email-verification"),
+                                  as: MailRequestAccepted.self)
+        } catch .refused(let problem) where problem.type == .emailAlreadyVerified {
+            // Verified on another device or in a browser: the profile and token held here are older than that.
+            await refreshAfterVerification()
+            throw .refused(problem)
+        }
+    }
+
+    /// Confirms the account's email with a verification link's `token`; no session needed.
+    ///
+    /// When someone is signed in on this client, their session is then refreshed, so that the stored profile
+    /// (``storedUser``, ``AuthEvent/refreshed(_:)``) and the access token (claim `email_verified`, which services
+    /// requiring a verified email check) say verified — if the link was theirs. A refresh that fails (offline) is no
+    /// error here: the session's next refresh brings the same.
+    ///
+    /// Throws ``FavoriteMeError/refused(_:)`` with `invalid-link-token` (used already, replaced by a newer mail, or
+    /// not a verification link) or `expired-link-token` (400: ask for a new mail with ``resendVerificationEmail()``).
+    public func confirmEmail(token: String) async throws(FavoriteMeError) {
+        let body = try encode(EmailVerificationConfirmation(token: token))
+        _ = try await send(Call(method: "POST", path: "/v1/auth/email-verification/confirm", body: body,
+                                authenticated: false), as: NoContent.self)
+        await refreshAfterVerification()
+    }
+
+    /// What a link of a recovery mail asks for, when `url` is one: the path ends in `/account/reset-password` or
+    /// `/account/verify-email` (a trailing `/` allowed) and its query has one non-empty `token` (percent-decoded;
+    /// other query items and a fragment are ignored). The scheme and host are not checked: an app hands over only
+    /// the universal links of its own domains.
+    ///
+    ///     switch FavoriteMeClient.recoveryLink(from: url) {
+    ///     case .passwordReset(let token): showNewPasswordForm(token)  // then confirmPasswordReset(token:newPassword:)
+    ///     case .emailVerification(let token): try await client.confirmEmail(token: token)
+    ///     case nil: break  // another link of the domain
+    ///     }
+    public static func recoveryLink(from url: URL) -> RecoveryLink? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        var segments = components.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if segments.last == "" { segments.removeLast() }  // one trailing slash, as the server allows
+        guard segments.count >= 2, segments[segments.count - 2] == "account" else { return nil }
+        let tokens = (components.queryItems ?? []).filter { $0.name == "token" }
+        guard tokens.count == 1, let token = tokens[0].value, !token.isEmpty else { return nil }
+        switch segments[segments.count - 1] {
+        case "reset-password": return .passwordReset(token)
+        case "verify-email": return .emailVerification(token)
+        default: return nil
+        }
+    }
+
+    /// Renews the session of whoever is signed in (if anyone), so that its profile and access token carry a
+    /// verification that just happened. Quiet: the caller's own request has already succeeded.
+    private func refreshAfterVerification() async {
+        guard let before = try? await sessions.current() else { return }
+        let refresh = refresher
+        guard let credential = try? await sessions.credential(for: before.user.id, refresh: refresh) else { return }
+        // A token refreshed just now (it had expired) already says what the server knows.
+        guard credential.token == before.accessToken else { return }
+        _ = try? await sessions.refreshed(after: credential, refresh: refresh)
+    }
+}
+
+/// What the link of a recovery mail asks for (see ``FavoriteMeClient/recoveryLink(from:)``), with the link's token.
+public enum RecoveryLink: Sendable, Hashable {
+    /// `/account/reset-password?token=…`: ask for a new password, then
+    /// ``FavoriteMeClient/confirmPasswordReset(token:newPassword:)``.
+    case passwordReset(String)
+    /// `/account/verify-email?token=…`: ``FavoriteMeClient/confirmEmail(token:)``.
+    case emailVerification(String)
+
+    /// The link's token.
+    public var token: String {
+        switch self {
+        case .passwordReset(let token), .emailVerification(let token): token
+        }
+    }
+}

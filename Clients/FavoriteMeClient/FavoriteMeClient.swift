@@ -92,10 +92,11 @@ public final class FavoriteMeClient: Sendable {
         let credential = try await sessions.credential(for: user, refresh: refresh)
         do {
             return try await exchange(call, token: credential.token)
-        } catch .refused(let problem) where problem.status == 401
-            && [.tokenExpired, .invalidToken].contains(problem.type)
+        } catch .refused(let problem) where (problem.status == 401 && [.tokenExpired, .invalidToken].contains(problem.type))
+            || problem.type == .emailUnverified
         {
-            // Expired (or revoked) on the server's clock: one refresh, shared with any concurrent call, then again.
+            // Expired (or revoked) on the server's clock, or issued before the email was verified (in a browser, say):
+            // one refresh, shared with any concurrent call, then again.
             let fresh = try await sessions.refreshed(after: credential, refresh: refresh)
             return try await exchange(call, token: fresh.token)
         }

@@ -64,9 +64,10 @@ public struct APIProblem: Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    /// Whether asking again later cannot change the answer: a client error other than a missing session or a
-    /// budget to wait for (5xx and 429 may pass, 401 needs a sign-in first).
+    /// Whether asking again later cannot change the answer: a client error other than a missing session, a budget to
+    /// wait for or an email still to verify (5xx and 429 may pass, 401 needs a sign-in first, `email-unverified` a
+    /// click on the mailed link).
     public var isFinal: Bool {
-        (400..<500).contains(status) && status != 401 && status != 408 && status != 429
+        (400..<500).contains(status) && status != 401 && status != 408 && status != 429 && type != .emailUnverified
     }
 }

@@ -14,7 +14,8 @@ struct Favme: AsyncParsableCommand {
             4 the server could not be reached.
             """,
         subcommands: [
-            SignUp.self, LogIn.self, LogOut.self, Me.self, ExperienceCommand.self, Search.self, Show.self,
+            SignUp.self, LogIn.self, LogOut.self, Me.self, ResetPassword.self, Verify.self, ExperienceCommand.self,
+            Search.self, Show.self,
             Fav.self, Unfav.self, FavoritesList.self, Clear.self, Sessions.self, Sync.self, Watch.self,
         ]
     )

@@ -58,13 +58,30 @@ public struct UserProfile: Codable, Sendable, Equatable {
     /// Free-form settings of the app, such as a default category. String keys and values.
     public var preferences: [String: String]
     public var createdAt: Date
+    /// Whether the owner of the email followed the link of a verification mail (or of a password reset).
+    public var emailVerified: Bool
 
-    public init(id: UUID, email: String, experience: ExperienceID, preferences: [String: String], createdAt: Date) {
+    public init(id: UUID, email: String, experience: ExperienceID, preferences: [String: String], createdAt: Date,
+                emailVerified: Bool = false) {
         self.id = id
         self.email = email
         self.experience = experience
         self.preferences = preferences
         self.createdAt = createdAt
+        self.emailVerified = emailVerified
+    }
+
+    enum CodingKeys: String, CodingKey { case id, email, experience, preferences, createdAt, emailVerified }
+
+    /// A profile a client stored before `emailVerified` existed still opens (as unverified).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        email = try container.decode(String.self, forKey: .email)
+        experience = try container.decode(ExperienceID.self, forKey: .experience)
+        preferences = try container.decode([String: String].self, forKey: .preferences)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
     }
 }
 
@@ -184,4 +201,33 @@ public struct DeletedAccounts: Codable, Sendable, Equatable {
     public static let pageSize = 1000
 
     public init(accounts: [Entry]) { self.accounts = accounts }
+}
+
+/// `POST /v1/auth/password-reset`: asks for a mail with a link that resets the password of the account of `email`.
+public struct PasswordResetRequest: Codable, Sendable, Equatable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// `POST /v1/auth/password-reset/confirm`: the token of a reset link and the password that replaces the old one.
+public struct PasswordResetConfirmation: Codable, Sendable, Equatable {
+    public var token: String
+    public var newPassword: String
+    public init(token: String, newPassword: String) {
+        self.token = token
+        self.newPassword = newPassword
+    }
+}
+
+/// `POST /v1/auth/email-verification/confirm`: the token of a verification link.
+public struct EmailVerificationConfirmation: Codable, Sendable, Equatable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}
+
+/// The answer (202) to a request for a mail: the same whether or not an account has the address, so it tells nobody
+/// which addresses have accounts.
+public struct MailRequestAccepted: Codable, Sendable, Equatable {
+    public var detail: String
+    public init(detail: String) { self.detail = detail }
 }

@@ -86,6 +86,18 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     public static let emailTaken = ProblemType(rawValue: "email-taken")
     /// Too many failed sign-ins for this account or address; `Retry-After` says when to try again (429).
     public static let signInThrottled = ProblemType(rawValue: "sign-in-throttled")
+    /// Too many mails asked for this address or from this client address; `Retry-After` says when to ask again (429).
+    public static let mailThrottled = ProblemType(rawValue: "mail-throttled")
+    /// The token of a reset or verification link is not one we issued, was used already, was replaced by a newer
+    /// link, or is for another purpose: ask for a new mail (400).
+    public static let invalidLinkToken = ProblemType(rawValue: "invalid-link-token")
+    /// The link's token was ours but is past its lifetime: ask for a new mail (400).
+    public static let expiredLinkToken = ProblemType(rawValue: "expired-link-token")
+    /// The service requires a verified email (`REQUIRE_VERIFIED_EMAIL`) and this account's is not: follow the link of
+    /// the verification mail, or ask for a new one, then refresh the access token (403).
+    public static let emailUnverified = ProblemType(rawValue: "email-unverified")
+    /// The account's email is verified already: there is nothing to send (409).
+    public static let emailAlreadyVerified = ProblemType(rawValue: "email-already-verified")
 
     // Catalog upstreams (502, 503, 504)
     /// The upstream catalog sent an error or a body that cannot be read (502).

@@ -8,18 +8,7 @@ import Foundation
 public func runProgram(_ executable: String, _ arguments: [String]) throws -> String {
     let outputPath = NSTemporaryDirectory() + "favoriteme-\(UUID().uuidString).out"
     defer { unlink(outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { for argument in argv { free(argument) } }
-    var pid = pid_t()
-    let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-    guard spawned == 0 else { throw TestSupportError("cannot start \(executable): error \(spawned)") }
+    let pid = try spawnProgram(executable, arguments, outputPath: outputPath)
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 {
         guard errno == EINTR else { throw TestSupportError("waitpid failed for \(executable): \(errno)") }
@@ -32,4 +21,39 @@ public func runProgram(_ executable: String, _ arguments: [String]) throws -> St
         throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) failed (status \(status)): \(output)")
     }
     return output
+}
+
+/// Starts a program in the background, its output (standard output and error) going to the file at `outputPath`, and
+/// returns its process id: for servers a test starts, talks to, and ends with `SIGTERM` and ``reap(_:)``.
+public func spawnProgram(_ executable: String, _ arguments: [String], outputPath: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    // A child inherits the spawning thread's blocked signals, and the test runner's threads may block SIGTERM: the
+    // server would never see the signal that ends it. It starts with none blocked and every handler at its default.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var noSignals = sigset_t()
+    sigemptyset(&noSignals)
+    posix_spawnattr_setsigmask(&attributes, &noSignals)
+    var everySignal = sigset_t()
+    sigfillset(&everySignal)
+    posix_spawnattr_setsigdefault(&attributes, &everySignal)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    guard spawned == 0 else { throw TestSupportError("cannot start \(executable): error \(spawned)") }
+    return pid
+}
+
+/// Waits for a program started by ``spawnProgram(_:_:outputPath:)`` to exit, so that it leaves no zombie.
+public func reap(_ pid: pid_t) {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1, errno == EINTR {}
 }

@@ -31,6 +31,8 @@ struct StackUnderTest: Sendable {
     let stackCommand: String
     /// The replay upstream's control endpoint (`/__replay/faults`), to inject upstream faults.
     let replayURL: String
+    /// Where the stack's mail server stores what auth-service sends (a Maildir's `new/`), to follow the links.
+    let inbox: URL
 
     static let current: StackUnderTest? = {
         let environment = ProcessInfo.processInfo.environment
@@ -43,7 +45,8 @@ struct StackUnderTest: Sendable {
             favoritesDatabaseURL: environment["E2E_FAVORITES_DATABASE_URL"] ?? "",
             runDirectory: environment["E2E_RUN_DIR"] ?? "",
             stackCommand: environment["E2E_STACK_COMMAND"] ?? "",
-            replayURL: environment["E2E_REPLAY_URL"] ?? ""
+            replayURL: environment["E2E_REPLAY_URL"] ?? "",
+            inbox: URL(fileURLWithPath: environment["E2E_MAILDIR"] ?? "")
         )
     }()
 

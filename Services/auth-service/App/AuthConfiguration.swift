@@ -12,6 +12,7 @@ import ServiceKit
 /// - `TRUSTED_PROXIES` (default `127.0.0.1/32,::1/128`): peers whose `X-Real-IP` names the client
 /// - `CATALOG_URL` (default `http://127.0.0.1:8082`): catalog-proxy, asked to check a `defaultCategory` preference
 ///   (not needed for readiness: accounts and sign-in never wait on the catalog)
+/// - the mail settings of ``MailConfiguration``
 struct AuthConfiguration: Sendable {
     var bcryptCost: Int
     var accessTokenLifetime: TimeInterval
@@ -19,6 +20,7 @@ struct AuthConfiguration: Sendable {
     var keySchedule: KeySchedule
     var trustedProxies: TrustedProxies
     var catalogURL: String
+    var mail: MailConfiguration
     /// How long `/.well-known/jwks.json` may be cached; the publish lead must be well above it.
     static let jwksMaximumAge = 300
 
@@ -50,6 +52,7 @@ struct AuthConfiguration: Sendable {
             trustedProxies = TrustedProxies(networks: [])
         }
         catalogURL = settings.baseURL("catalog.url", default: "http://127.0.0.1:8082")
+        mail = MailConfiguration(settings: &settings)
         if lead >= rotation {
             settings.reject("signingKey.publishLeadSeconds", "must be shorter than SIGNING_KEY_ROTATION_SECONDS")
         }

@@ -17,6 +17,7 @@ public func buildApplication(
     let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost)
     var keys: SigningKeys?
     var maintenance: AuthMaintenance?
+    var mailSender: MailSender?
     var app = try buildServiceApplication(
         configuration: configuration, migrations: AuthMigrations.all, routeTable: routeTable
     ) { router, dependencies in
@@ -56,16 +57,25 @@ public func buildApplication(
             endSession: EndSession(pool: pool),
             sessions: sessions, verifier: verifier
         ).register(public: api, authenticated: authenticated)
+        let mailOutbox = MailOutbox(pool: pool)
+        let followLink = FollowLink(pool: pool, hasher: hasher)
+        RecoveryController(
+            requestMail: RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits),
+            followLink: followLink, signedInAccount: signedInAccount, trustedProxies: authConfiguration.trustedProxies
+        ).register(public: api, authenticated: authenticated)
+        LinkPages(followLink: followLink).register(on: router)
         KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
                        revocationWindow: authConfiguration.revocationWindow).register(on: router, api: api)
         keys = signingKeys
+        mailSender = MailSender(outbox: mailOutbox, smtp: SMTPClient(settings: authConfiguration.mail.smtp),
+                                configuration: authConfiguration.mail, counters: counters, logger: dependencies.logger)
         maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: accounts, throttle: throttle,
                                       configuration: authConfiguration, logger: dependencies.logger)
     }
-    if let keys, let maintenance {
+    if let keys, let maintenance, let mailSender {
         // After the migrations (added first by the kit): a fresh database gets its first key before any request.
         app.beforeServerStarts { try await keys.refresh() }
-        app.addServices(maintenance)
+        app.addServicesAfterMigrations([maintenance, mailSender])
     }
     return app
 }

@@ -8,11 +8,14 @@ public struct AuthenticatedUser: Sendable, Equatable {
     /// When the access token that named this user expires (nil where no token did): what a long-lived response, such
     /// as a stream of changes, ends at.
     public let expiresAt: Date?
+    /// Whether the token said the account's email is verified (nil where no token said).
+    public let emailVerified: Bool?
 
-    public init(userID: UUID, sessionID: UUID, expiresAt: Date? = nil) {
+    public init(userID: UUID, sessionID: UUID, expiresAt: Date? = nil, emailVerified: Bool? = nil) {
         self.userID = userID
         self.sessionID = sessionID
         self.expiresAt = expiresAt
+        self.emailVerified = emailVerified
     }
 }
 
@@ -20,7 +23,7 @@ public struct AuthenticatedUser: Sendable, Equatable {
 public struct AccessTokenClaims: JWTPayload, Equatable {
     enum CodingKeys: String, CodingKey {
         case issuer = "iss", audience = "aud", subject = "sub", sessionID = "sid"
-        case issuedAt = "iat", notBefore = "nbf", expiration = "exp"
+        case issuedAt = "iat", notBefore = "nbf", expiration = "exp", emailVerified = "email_verified"
     }
 
     public var issuer: IssuerClaim
@@ -30,6 +33,8 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
     public var issuedAt: IssuedAtClaim
     public var notBefore: NotBeforeClaim
     public var expiration: ExpirationClaim
+    /// OpenID Connect's claim: whether the owner of the account's email followed a link mailed to it.
+    public var emailVerified: Bool?
 
     public init(user: AuthenticatedUser, issuedAt: Date, lifetime: TimeInterval, policy: AccessTokenPolicy) {
         issuer = IssuerClaim(value: policy.issuer)
@@ -41,6 +46,7 @@ public struct AccessTokenClaims: JWTPayload, Equatable {
         self.issuedAt = IssuedAtClaim(value: issued)
         notBefore = NotBeforeClaim(value: issued)
         expiration = ExpirationClaim(value: issued.addingTimeInterval(lifetime))
+        emailVerified = user.emailVerified
     }
 
     /// Signature checks happen in jwt-kit; the claims are checked by ``AccessTokenPolicy``, which knows what to expect.
@@ -77,7 +83,8 @@ public struct AccessTokenPolicy: Sendable {
         guard lifetime <= maximumLifetime else { throw .malformed }
         guard let userID = UUID(uuidString: claims.subject.value), let sessionID = UUID(uuidString: claims.sessionID)
         else { throw .malformed }
-        return AuthenticatedUser(userID: userID, sessionID: sessionID, expiresAt: claims.expiration.value)
+        return AuthenticatedUser(userID: userID, sessionID: sessionID, expiresAt: claims.expiration.value,
+                                 emailVerified: claims.emailVerified)
     }
 }
 

@@ -6,21 +6,26 @@ import Hummingbird
 /// Requires `Authorization: Bearer <access token>` on the routes of the group it is added to, and hands the verified
 /// user to ``AuthenticatedContext``. Every failure is a 401 problem with a `WWW-Authenticate` challenge (RFC 6750):
 /// `token-expired` for a genuine token past its expiry (the client refreshes and retries), `invalid-token` for every
-/// other refusal.
+/// other refusal. With `requireVerifiedEmail`, a token whose account's email is not verified is refused with 403
+/// `email-unverified` (a token from before the claim existed passes: it expires within minutes).
 public struct AuthenticationMiddleware: RouterMiddleware {
     public typealias Context = AppRequestContext
 
     let verifier: AccessTokenVerifier
+    let requireVerifiedEmail: Bool
 
-    public init(verifier: AccessTokenVerifier) {
+    public init(verifier: AccessTokenVerifier, requireVerifiedEmail: Bool = false) {
         self.verifier = verifier
+        self.requireVerifiedEmail = requireVerifiedEmail
     }
 
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        context.identity = try await Self.authenticate(request, verifier: verifier)
+        let user = try await Self.authenticate(request, verifier: verifier)
+        if requireVerifiedEmail, user.emailVerified == false { throw Self.unverifiedEmail }
+        context.identity = user
         return try await next(request, context)
     }
 
@@ -58,6 +63,11 @@ public struct AuthenticationMiddleware: RouterMiddleware {
         while token.last?.isWhitespace == true { token.removeLast() }
         return token.isEmpty ? nil : String(token)
     }
+
+    static let unverifiedEmail = ServiceProblem(
+        .forbidden, .emailUnverified,
+        "Verify your email first: follow the link in the mail we sent (or ask for a new one), then refresh the token."
+    )
 
     static let missingToken = ServiceProblem(
         .unauthorized, .authenticationRequired, "Send an access token as Authorization: Bearer <token>.",

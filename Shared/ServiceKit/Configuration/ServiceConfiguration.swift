@@ -71,6 +71,10 @@ public struct ServiceConfiguration: Sendable {
     public var readinessTimeout: Duration
     public var revocationPollInterval: Duration
     public var shutdownTimeout: Duration
+    /// Whether access tokens of accounts whose email is not verified are refused (403 `email-unverified`) by the
+    /// services that verify tokens of another (auth-service's own routes never refuse them: they are how a user
+    /// verifies).
+    public var requireVerifiedEmail: Bool
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
 
@@ -110,6 +114,7 @@ public struct ServiceConfiguration: Sendable {
         readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000))
         revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 1000, in: 100...60_000))
         shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
+        requireVerifiedEmail = settings.bool("requireVerifiedEmail", default: false)
         logLevel = settings.choice("log.level", default: Logger.Level.info)
         logFormat = settings.choice("log.format", default: LogFormat.json)
         try settings.validate()

@@ -62,6 +62,18 @@ public struct StrictSettings {
         return value
     }
 
+    /// `true` or `false` (any letter case).
+    public mutating func bool(_ key: String, default fallback: Bool) -> Bool {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return fallback }
+        switch text.lowercased() {
+        case "true": return true
+        case "false": return false
+        default:
+            problems.append("\(Self.environmentName(key)) must be true or false, got \"\(text)\"")
+            return fallback
+        }
+    }
+
     /// Records a setting that parsed but cannot be used (`reason` completes "SETTING …").
     public mutating func reject(_ key: String, _ reason: String) {
         problems.append("\(Self.environmentName(key)) \(reason)")

@@ -60,7 +60,8 @@ public func buildServiceApplication(
         let feed = RevocationFeed(authURL: authURL, httpClient: httpClient,
                                   interval: configuration.revocationPollInterval, logger: logger)
         let keys = RemoteKeySet(authURL: authURL, httpClient: httpClient, logger: logger)
-        authentication = AuthenticationMiddleware(verifier: AccessTokenVerifier(keys: keys, revocations: feed))
+        authentication = AuthenticationMiddleware(verifier: AccessTokenVerifier(keys: keys, revocations: feed),
+                                                  requireVerifiedEmail: configuration.requireVerifiedEmail)
         revocationFeed = feed
     }
     let dependencies = ServiceDependencies(

@@ -19,6 +19,10 @@ print_summary() {
     if [[ -f "$RUN_DIR/replay-upstream.pid" ]]; then
         printf '  replay      http://127.0.0.1:%s (recorded upstream data)\n' "$REPLAY_PORT"
     fi
+    if [[ -f "$RUN_DIR/mail-server.pid" ]]; then
+        printf '  mail        smtp://127.0.0.1:%s; every mail sent is a file in %s/new\n' "$SMTP_PORT" \
+            "${MAIL_DIR#"$ROOT"/}"
+    fi
     printf '\nTry:\n  curl -s %s/v1/auth/health/ready\n  curl -s %s/v1/catalog/experiences\n\n' "$gw" "$gw"
     printf 'Logs: scripts/stack logs [name]   Status: scripts/stack status   Stop: scripts/stack down\n'
 }
@@ -27,7 +31,7 @@ cmd_up() {
     validate_settings
     ensure_local_dirs
     take_lock
-    ensure_packages libpq-dev postgresql-15 nginx curl
+    ensure_packages libpq-dev postgresql-15 nginx curl python3-venv
     if [[ "$SKIP_SERVICES" != 1 ]]; then
         build_services # before anything starts: a compile error should not leave half a stack running
     fi
@@ -91,6 +95,12 @@ cmd_status() {
         status_row gateway running "$pid" "$GATEWAY_PORT" "$health"
     else
         status_row gateway stopped - "$GATEWAY_PORT" -
+    fi
+
+    if pid="$(live_pid "$RUN_DIR/mail-server.pid" mail-server)"; then
+        status_row mail-server running "$pid" "$SMTP_PORT" "mails in ${MAIL_DIR#"$ROOT"/}/new"
+    else
+        status_row mail-server stopped - "$SMTP_PORT" -
     fi
 
     for service in "${SERVICES[@]}"; do

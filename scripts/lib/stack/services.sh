@@ -66,6 +66,7 @@ service_env() {
         "LOG_FORMAT=json" \
         "LOG_LEVEL=${LOG_LEVEL:-info}"
     if [[ "$service" == catalog-proxy ]]; then replay_env; fi
+    if [[ "$service" == auth-service ]]; then mail_env; fi
     if ((${#USER_ENV[@]})); then printf '%s\n' "${USER_ENV[@]}"; fi
     printf '%s\n' "HTTP_HOST=127.0.0.1" "HTTP_PORT=$(replica_port "$service" "$n")"
 }
@@ -129,6 +130,7 @@ start_services() {
     local service n
     load_user_env
     if needs_replay; then start_replay; fi
+    start_mail_server
     load_datasets
     for service in "${SERVICES[@]}"; do
         for ((n = 1; n <= REPLICAS; n++)); do
@@ -215,9 +217,9 @@ stop_services() {
     local -a pids=() pidfiles=()
     shopt -s nullglob
     for service in "${SERVICES[@]}"; do pidfiles+=("$RUN_DIR/$service"-*.pid); done
-    for pidfile in "${pidfiles[@]}" "$RUN_DIR"/replay-upstream.pid; do
+    for pidfile in "${pidfiles[@]}" "$RUN_DIR"/replay-upstream.pid "$RUN_DIR"/mail-server.pid; do
         name="$(basename "$pidfile" .pid)"
-        [[ "$name" == replay-upstream ]] && name="replay-upstream-0"
+        [[ "$name" == replay-upstream || "$name" == mail-server ]] && name="$name-0"
         if pid="$(live_pid "$pidfile" "${name%-*}")"; then
             log_info "stopping $name (pid $pid)"
             kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true

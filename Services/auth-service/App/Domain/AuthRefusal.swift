@@ -26,4 +26,12 @@ enum AuthRefusal: Error, Equatable {
     case unknownCategory(String, in: ExperienceID)
     /// Fields a domain check refused (preferences that are too many, too long, or unsafe).
     case invalidFields([FieldError])
+    /// Too many mails asked for this address or from this client: wait `retryAfter` seconds.
+    case mailThrottled(retryAfter: TimeInterval)
+    /// A link's token that is not a live one of ours: mistyped, used, replaced by a newer link, or for another purpose.
+    case invalidLinkToken
+    /// A link's token that was ours but has expired.
+    case expiredLinkToken
+    /// The account's email is verified already: no verification mail to send.
+    case emailAlreadyVerified
 }

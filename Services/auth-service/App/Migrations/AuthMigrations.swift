@@ -96,5 +96,35 @@ enum AuthMigrations {
             );
             CREATE INDEX known_devices_by_user ON known_devices (user_id, issued_at);
             """),
+        Migration(5, "account_recovery_mail", sql: """
+            -- When the owner of the email first followed a mailed link (verification or password reset).
+            ALTER TABLE users ADD COLUMN email_verified_at timestamptz;
+
+            -- The live token of each account's last mailed link per purpose: a SHA-256 digest only, one row per account
+            -- and purpose, so each new link replaces the one before it and a used link is deleted.
+            CREATE TABLE link_tokens (
+                user_id     uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                purpose     text NOT NULL CHECK (purpose IN ('password-reset', 'email-verification')),
+                digest      bytea NOT NULL,
+                issued_at   timestamptz NOT NULL,
+                expires_at  timestamptz NOT NULL,
+                PRIMARY KEY (user_id, purpose)
+            );
+
+            -- Mails asked for and not yet delivered. A request writes its row in the transaction that asks for it (a
+            -- sign-up, a reset request) whether or not the address has an account; the sender resolves the account,
+            -- mints the link's token and delivers, so no token is stored in clear text and a mail server outage only
+            -- delays mail.
+            CREATE TABLE mail_outbox (
+                id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                purpose          text NOT NULL CHECK (purpose IN ('password-reset', 'email-verification')),
+                email            text NOT NULL,
+                requested_at     timestamptz NOT NULL,
+                attempts         integer NOT NULL DEFAULT 0,
+                next_attempt_at  timestamptz NOT NULL,
+                last_error       text
+            );
+            CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at);
+            """),
     ]
 }

@@ -92,7 +92,7 @@ struct AccountController: Sendable {
         let body = try await request.decodeJSON(as: AccountDeletion.self, context: context)
         let account = try await signedInAccount(context.user)
         try await deleteAccount(account, confirmedBy: body.password,
-                                clientAddress: clientAddress(of: request, peer: context.remoteAddress?.ipAddress),
+                                clientAddress: trustedProxies.clientAddress(of: request, peer: context.remoteAddress?.ipAddress),
                                 logger: context.logger)
         return .noContent
     }
@@ -108,7 +108,7 @@ struct AccountController: Sendable {
         try await changePassword(
             account, to: body.newPassword, confirmedBy: body.currentPassword, keeping: context.user.sessionID,
             idempotencyKey: try request.idempotencyKey(),
-            clientAddress: clientAddress(of: request, peer: context.remoteAddress?.ipAddress)
+            clientAddress: trustedProxies.clientAddress(of: request, peer: context.remoteAddress?.ipAddress)
         )
         return .noContent
     }
@@ -118,12 +118,7 @@ struct AccountController: Sendable {
     /// The client as the session list and the throttle see it.
     private func client(of request: Request, peer: String?, deviceName: String?) -> TokenIssuer.Client {
         TokenIssuer.Client(deviceName: deviceName, userAgent: request.headers[.userAgent],
-                           address: clientAddress(of: request, peer: peer))
-    }
-
-    /// The gateway's `X-Real-IP` only when the TCP peer is a trusted proxy.
-    private func clientAddress(of request: Request, peer: String?) -> String {
-        trustedProxies.clientAddress(peer: peer, forwarded: request.headers[.realIP])
+                           address: trustedProxies.clientAddress(of: request, peer: peer))
     }
 
     static func deviceNameErrors(_ name: String?) -> [FieldError] {
@@ -137,6 +132,13 @@ struct AccountController: Sendable {
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
     /// For what the user reads back: the client may keep it and revalidate it with `If-None-Match`.
     static let privateNoCache: HTTPFields = [.cacheControl: "private, no-cache"]
+}
+
+extension TrustedProxies {
+    /// The gateway's `X-Real-IP` only when the TCP peer is a trusted proxy.
+    func clientAddress(of request: Request, peer: String?) -> String {
+        clientAddress(peer: peer, forwarded: request.headers[.realIP])
+    }
 }
 
 extension HTTPField.Name {

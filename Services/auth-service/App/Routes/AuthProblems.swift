@@ -34,6 +34,18 @@ extension AuthRefusal: ProblemConvertible {
                 message: "\"\(category.prefix(80))\" is not one of GET /v1/catalog/\(experience)/categories")])
         case .invalidFields(let errors):
             ServiceProblem.validation(errors)
+        case .mailThrottled(let wait):
+            ServiceProblem(.tooManyRequests, .mailThrottled,
+                           "Too many mails asked for; try again in \(Int(wait.rounded(.up))) seconds.",
+                           headers: [.retryAfter: String(Int(wait.rounded(.up)))])
+        case .invalidLinkToken:
+            ServiceProblem(.badRequest, .invalidLinkToken,
+                           "This link is not valid: it was used already, replaced by a newer one, or changed. "
+                               + "Ask for a new mail.")
+        case .expiredLinkToken:
+            ServiceProblem(.badRequest, .expiredLinkToken, "This link has expired; ask for a new mail.")
+        case .emailAlreadyVerified:
+            ServiceProblem(.conflict, .emailAlreadyVerified, "Your email is verified already.")
         }
     }
 

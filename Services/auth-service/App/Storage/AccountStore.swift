@@ -10,9 +10,11 @@ struct Account: Sendable, Equatable {
     var experience: ExperienceID
     var preferences: [String: String]
     var createdAt: Date
+    var emailVerified: Bool = false
 
     var profile: UserProfile {
-        UserProfile(id: id, email: email, experience: experience, preferences: preferences, createdAt: createdAt)
+        UserProfile(id: id, email: email, experience: experience, preferences: preferences, createdAt: createdAt,
+                    emailVerified: emailVerified)
     }
 }
 
@@ -52,13 +54,13 @@ struct AccountStore: Sendable {
 
     func find(email: EmailAddress) async throws -> Account? {
         try await pool.query("""
-            SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE email = \(email.value)
+            SELECT \(raw: Self.columns) FROM users WHERE email = \(email.value)
             """, prepare: true).rows.first.map(Self.account)
     }
 
     func find(id: UUID) async throws -> Account? {
         try await pool.query("""
-            SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+            SELECT \(raw: Self.columns) FROM users WHERE id = \(id)
             """, prepare: true).rows.first.map(Self.account)
     }
 
@@ -66,11 +68,11 @@ struct AccountStore: Sendable {
     static func find(id: UUID, forUpdate: Bool, on connection: isolated PostgresConnection) async throws -> Account? {
         let result = forUpdate
             ? try await connection.query("""
-                SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+                SELECT \(raw: Self.columns) FROM users WHERE id = \(id)
                    FOR UPDATE
                 """)
             : try await connection.query("""
-                SELECT id, email, password_hash, experience, preferences, created_at FROM users WHERE id = \(id)
+                SELECT \(raw: Self.columns) FROM users WHERE id = \(id)
                 """)
         return try result.rows.first.map(account)
     }
@@ -84,7 +86,7 @@ struct AccountStore: Sendable {
                    preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
                    updated_at = \(now)
              WHERE id = \(id)
-            RETURNING id, email, password_hash, experience, preferences, created_at
+            RETURNING \(raw: Self.columns)
             """).rows.first.map(account)
     }
 
@@ -123,11 +125,29 @@ struct AccountStore: Sendable {
             """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
     }
 
+    /// The address a mail for `email` goes to, and whether it is verified: nil when no account has it.
+    static func recipient(email: String, on connection: isolated PostgresConnection) async throws
+        -> (id: UUID, emailVerified: Bool)? {
+        try await connection.query("""
+            SELECT id, email_verified_at IS NOT NULL FROM users WHERE email = \(email)
+            """).rows.first.map { try $0.decode((UUID, Bool).self) }
+    }
+
+    /// Records that the owner of the account's email followed a mailed link (the first time counts).
+    static func markEmailVerified(id: UUID, now: Date, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
+            UPDATE users SET email_verified_at = coalesce(email_verified_at, \(now)) WHERE id = \(id)
+            """)
+    }
+
+    private static let columns: StaticString =
+        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL"
+
     private static func account(_ row: PostgresRow) throws -> Account {
-        let (id, email, hash, experience, preferences, createdAt) =
-            try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date).self)
+        let (id, email, hash, experience, preferences, createdAt, emailVerified) =
+            try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date, Bool).self)
         return Account(id: id, email: email, passwordHash: hash, experience: ExperienceID(rawValue: experience),
-                       preferences: preferences.value, createdAt: createdAt)
+                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified)
     }
 }
 

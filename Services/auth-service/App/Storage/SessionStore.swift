@@ -28,7 +28,7 @@ struct LockedSession: Sendable {
 enum SessionEndReason: String, Sendable {
     case logout, loggedOutElsewhere = "logout-elsewhere", passwordChanged = "password-changed"
     case refreshTokenReused = "refresh-token-reused", expired, accountDeleted = "account-deleted"
-    case endedFromSessionList = "ended-from-session-list"
+    case endedFromSessionList = "ended-from-session-list", passwordReset = "password-reset"
 }
 
 /// SQL for `sessions`, `refresh_tokens` and `revoked_sessions`. Functions taking a connection run inside the

@@ -16,12 +16,26 @@ struct ThrottleKey: Sendable, Hashable {
     /// people typed.
     static func forSignIn(email: EmailAddress, clientAddress: String, knownDevice: String? = nil) -> [ThrottleKey] {
         if let knownDevice { return [ThrottleKey(key: "device:\(knownDevice)", policy: .knownDevice)] }
-        let account = SHA256.hash(data: Data(email.value.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let account = digest(of: email.value)
         return [
             ThrottleKey(key: "account-address:\(account):\(clientAddress)", policy: .accountFromAddress),
             ThrottleKey(key: "account:\(account)", policy: .account),
             ThrottleKey(key: "address:\(clientAddress)", policy: .address),
         ]
+    }
+
+    /// The keys a request for a mail counts against: the address it goes to (as a digest, like sign-ins) and the
+    /// client asking. Counted the same whether or not an account has the address.
+    static func forMail(to email: String, clientAddress: String, limits: MailLimits) -> [ThrottleKey] {
+        [
+            ThrottleKey(key: "mail-to:\(digest(of: email))", policy: limits.perRecipient),
+            ThrottleKey(key: "mail-from:\(clientAddress)", policy: limits.perClient),
+        ]
+    }
+
+    /// A normalized email as a throttle key names it.
+    private static func digest(of email: String) -> String {
+        SHA256.hash(data: Data(email.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 }
 
@@ -32,6 +46,12 @@ struct ThrottleStore: Sendable {
     /// A password check counted by ``beginAttempt(_:now:)``: each key's state just before and just after the count.
     struct Attempt: Sendable {
         fileprivate var counts: [(key: ThrottleKey, before: ThrottlePolicy.State?, counted: ThrottlePolicy.State)]
+
+        /// How long the longest block this count started lasts from `now`, if it started one: for requests that are
+        /// all counted (mails), the one past the allowance is already refused.
+        func blockStarted(now: Date) -> TimeInterval? {
+            counts.compactMap { $0.key.policy.retryAfter($0.counted, now: now) }.max()
+        }
     }
 
     enum Admission: Sendable {

@@ -1,7 +1,8 @@
 import CoreMetrics
 
-/// Counts outcomes of sign-ins (`auth_sign_ins_total`) and refreshes (`auth_refreshes_total`): the figures an operator
-/// watches for credential stuffing (failures, throttling) and stolen tokens (reuse).
+/// Counts outcomes of sign-ins (`auth_sign_ins_total`), refreshes (`auth_refreshes_total`) and mails
+/// (`auth_mails_total`): the figures an operator watches for credential stuffing (failures, throttling), stolen tokens
+/// (reuse) and a mail server that stopped taking mail.
 struct AuthCounters: Sendable {
     let factory: any MetricsFactory
 
@@ -11,5 +12,11 @@ struct AuthCounters: Sendable {
 
     func count(_ event: Event, _ outcome: String) {
         Counter(label: event.rawValue, dimensions: [("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// `auth_mails_total` by purpose and outcome: `sent`, `no-account` (nothing to send), `retrying`, `undeliverable`.
+    func countMail(_ purpose: LinkPurpose, _ outcome: String) {
+        Counter(label: "auth_mails_total", dimensions: [("purpose", purpose.rawValue), ("outcome", outcome)],
+                factory: factory).increment()
     }
 }

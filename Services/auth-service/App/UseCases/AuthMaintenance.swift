@@ -38,11 +38,16 @@ struct AuthMaintenance: Service {
             // Ended or expired sessions are kept a week for the session history and reuse investigations.
             sessionsBefore: now.addingTimeInterval(-7 * 86_400)
         )
-        let throttled = try await throttle.prune(now: now, longestWindow: ThrottlePolicy.account.window)
+        let mailLimits = configuration.mail.limits
+        let throttled = try await throttle.prune(now: now, longestWindow: max(
+            ThrottlePolicy.account.window, mailLimits.perRecipient.window, mailLimits.perClient.window))
+        // Expired links are kept a day, so that following one says it expired rather than that it is unknown.
+        let links = try await LinkTokens.prune(expiredBefore: now.addingTimeInterval(-86_400), on: accounts.pool)
         // Kept a month: long enough for any service that was down to catch up on the deletions it must act on.
         try await accounts.pruneDeletions(before: now.addingTimeInterval(-30 * 86_400))
         logger.info("auth cleanup", metadata: [
             "revocations": "\(revocations)", "sessions": "\(endedSessions)", "throttle_rows": "\(throttled)",
+            "link_tokens": "\(links)",
         ])
     }
 }

@@ -24,6 +24,7 @@ struct SignUp: Sendable {
         do {
             deviceCredential = try await pool.withTransaction { connection in
                 try await AccountStore.insert(account, signUpKey: signUpKey, on: connection)
+                try await MailOutbox.enqueue(.emailVerification, to: account.email, now: now, on: connection)
                 try await SessionStore.create(session, firstTokenDigest: RefreshTokens.digest(refreshToken), on: connection)
                 return try await KnownDevices.issue(for: account.id, now: now, on: connection)
             }

@@ -34,7 +34,8 @@ struct TokenIssuer: Sendable {
     /// refresh retried within the grace window gets exactly the pair the first attempt got.
     func pair(for account: Account, sessionID: UUID, refreshToken: String, issuedAt: Date) async throws -> AuthSession {
         let claims = AccessTokenClaims(
-            user: AuthenticatedUser(userID: account.id, sessionID: sessionID), issuedAt: issuedAt,
+            user: AuthenticatedUser(userID: account.id, sessionID: sessionID, emailVerified: account.emailVerified),
+            issuedAt: issuedAt,
             lifetime: accessTokenLifetime, policy: .standard
         )
         let token = try await keys.sign(claims)

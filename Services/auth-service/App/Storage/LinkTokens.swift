@@ -1,0 +1,45 @@
+import Foundation
+import Postgres
+
+/// SQL for `link_tokens`: the one live token per account and purpose. Functions run inside the caller's transaction.
+enum LinkTokens {
+    /// Makes `token` the account's live one for `purpose`: any earlier link for it stops working.
+    static func replace(with token: LinkToken, for purpose: LinkPurpose, issuedAt: Date, expiresAt: Date,
+                        on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO link_tokens (user_id, purpose, digest, issued_at, expires_at)
+            VALUES (\(token.accountID), \(purpose.rawValue), \(token.digest), \(issuedAt), \(expiresAt))
+            ON CONFLICT (user_id, purpose)
+            DO UPDATE SET digest = excluded.digest, issued_at = excluded.issued_at, expires_at = excluded.expires_at
+            """)
+    }
+
+    /// The account's live token for `purpose`, its row locked until the transaction ends when `forUpdate`.
+    static func stored(for accountID: UUID, purpose: LinkPurpose, forUpdate: Bool,
+                       on connection: isolated PostgresConnection) async throws -> LinkToken.Stored? {
+        let result = forUpdate
+            ? try await connection.query("""
+                SELECT digest, expires_at FROM link_tokens WHERE user_id = \(accountID) AND purpose = \(purpose.rawValue)
+                   FOR UPDATE
+                """)
+            : try await connection.query("""
+                SELECT digest, expires_at FROM link_tokens WHERE user_id = \(accountID) AND purpose = \(purpose.rawValue)
+                """)
+        return try result.rows.first.map { row in
+            let (digest, expiresAt) = try row.decode((Data, Date).self)
+            return LinkToken.Stored(digest: digest, expiresAt: expiresAt)
+        }
+    }
+
+    /// Uses up the account's token for `purpose`: a link works once.
+    static func delete(for accountID: UUID, purpose: LinkPurpose, on connection: isolated PostgresConnection)
+        async throws {
+        try await connection.query(
+            "DELETE FROM link_tokens WHERE user_id = \(accountID) AND purpose = \(purpose.rawValue)")
+    }
+
+    /// Forgets tokens that expired before `date` (a used one is gone already).
+    static func prune(expiredBefore date: Date, on pool: DatabasePool) async throws -> Int {
+        try await pool.query("DELETE FROM link_tokens WHERE expires_at < \(date)").affectedRows
+    }
+}

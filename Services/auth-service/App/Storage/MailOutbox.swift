@@ -1,0 +1,67 @@
+import Foundation
+import Postgres
+
+/// A mail asked for and not delivered yet.
+struct OutboxMail: Sendable, Equatable {
+    var id: Int
+    var purpose: LinkPurpose
+    var email: String
+    var attempts: Int
+}
+
+/// SQL for `mail_outbox`.
+struct MailOutbox: Sendable {
+    let pool: DatabasePool
+
+    /// Asks for a mail to `email`, inside the caller's transaction: it is sent once that commits, never before.
+    static func enqueue(_ purpose: LinkPurpose, to email: String, now: Date,
+                        on connection: isolated PostgresConnection) async throws {
+        try await connection.query("""
+            INSERT INTO mail_outbox (purpose, email, requested_at, next_attempt_at)
+            VALUES (\(purpose.rawValue), \(email), \(now), \(now))
+            """)
+    }
+
+    func enqueue(_ purpose: LinkPurpose, to email: String, now: Date) async throws {
+        try await pool.withTransaction { connection in
+            try await Self.enqueue(purpose, to: email, now: now, on: connection)
+        }
+    }
+
+    /// Runs `deliver` for the mail that has waited longest among those due at `now`, in a transaction that holds its
+    /// row (other replicas skip it) and commits what `deliver` wrote; nil when no mail is due. `timeout` bounds the
+    /// whole transaction, delivery included.
+    func withNextDue<Result: Sendable>(
+        now: Date, timeout: Duration,
+        _ deliver: @Sendable (OutboxMail, isolated PostgresConnection) async throws -> Result
+    ) async throws -> Result? {
+        try await pool.withTransaction(timeout: timeout) { connection in
+            guard let row = try await connection.query("""
+                SELECT id, purpose, email, attempts FROM mail_outbox
+                 WHERE next_attempt_at <= \(now)
+                 ORDER BY next_attempt_at, id LIMIT 1
+                   FOR UPDATE SKIP LOCKED
+                """).rows.first else { return nil }
+            let (id, purpose, email, attempts) = try row.decode((Int, String, String, Int).self)
+            guard let purpose = LinkPurpose(rawValue: purpose) else { return nil }
+            return try await deliver(OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts), connection)
+        }
+    }
+
+    /// Done with: delivered, or nobody to deliver to.
+    static func remove(_ mail: OutboxMail, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("DELETE FROM mail_outbox WHERE id = \(mail.id)")
+    }
+
+    func remove(_ mail: OutboxMail) async throws {
+        try await pool.query("DELETE FROM mail_outbox WHERE id = \(mail.id)")
+    }
+
+    /// A failed attempt: tried again at `next`.
+    func postpone(_ mail: OutboxMail, until next: Date, error: String) async throws {
+        try await pool.query("""
+            UPDATE mail_outbox SET attempts = attempts + 1, next_attempt_at = \(next), last_error = \(String(error.prefix(500)))
+             WHERE id = \(mail.id)
+            """)
+    }
+}
