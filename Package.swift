@@ -30,6 +30,8 @@ let nioCore = external("NIOCore", "swift-nio")
 let nioHTTP1 = external("NIOHTTP1", "swift-nio")
 let nioPosix = external("NIOPosix", "swift-nio")
 let nioSSL = external("NIOSSL", "swift-nio-ssl")
+let tracing = external("Tracing", "swift-distributed-tracing")
+let otel = external("OTel", "swift-otel")
 let prometheus = external("Prometheus", "swift-prometheus")
 let bcrypt = external("HummingbirdBcrypt", "hummingbird-auth")
 
@@ -101,7 +103,7 @@ let sharedTargets: [Target] = [
     ),
     .target(
         name: "Postgres",
-        dependencies: ["Locking", "PostgresSession", "PostgresValues", logging, metrics, serviceLifecycle],
+        dependencies: ["Locking", "PostgresSession", "PostgresValues", logging, metrics, serviceLifecycle, tracing],
         path: "Shared/Postgres/Pool",
         swiftSettings: strictSettings
     ),
@@ -112,7 +114,7 @@ let sharedTargets: [Target] = [
         dependencies: [
             "Contracts", "Locking", "Postgres", hummingbird, configuration, logging, metrics, serviceLifecycle, httpClient,
             argumentParser, jwtKit, crypto,
-            prometheus,
+            prometheus, tracing, otel,
         ],
         path: "Shared/ServiceKit",
         swiftSettings: strictSettings
@@ -287,6 +289,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
+        // OTLP over HTTP only: the gRPC exporter would bring grpc-swift, which nothing else needs.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),

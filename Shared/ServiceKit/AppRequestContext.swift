@@ -8,8 +8,6 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The `X-Request-ID` of this request (the caller's when it sent a sane one, ours otherwise).
     public var requestID: String
-    /// The W3C `traceparent` to pass on to peers (the caller's, or one this request started).
-    public var traceparent: String
     /// Bodies larger than this are refused with 413. ``ProblemMiddleware`` sets it from `HTTP_MAX_BODY_BYTES`.
     public var maxUploadSize: Int
     /// The TCP peer: the gateway in a deployment, the client when called directly.
@@ -21,7 +19,6 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
     public init(source: Source) {
         coreContext = .init(source: source)
         requestID = ""
-        traceparent = ""
         maxUploadSize = 1 << 20
         remoteAddress = source.channel.remoteAddress
         identity = nil
@@ -33,7 +30,6 @@ public struct AppRequestContext: RequestContext, RemoteAddressRequestContext {
 public struct AuthenticatedContext: ChildRequestContext {
     public var coreContext: CoreRequestContextStorage
     public var requestID: String
-    public var traceparent: String
     public var maxUploadSize: Int
     public var remoteAddress: SocketAddress?
     public let user: AuthenticatedUser
@@ -45,7 +41,6 @@ public struct AuthenticatedContext: ChildRequestContext {
         }
         coreContext = context.coreContext
         requestID = context.requestID
-        traceparent = context.traceparent
         maxUploadSize = context.maxUploadSize
         remoteAddress = context.remoteAddress
         self.user = user

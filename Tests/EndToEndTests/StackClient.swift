@@ -33,6 +33,8 @@ struct StackUnderTest: Sendable {
     let replayURL: String
     /// Where the stack's mail server stores what auth-service sends (a Maildir's `new/`), to follow the links.
     let inbox: URL
+    /// The spans the stack's OTLP receiver got, one JSON object per line.
+    let spans: URL
 
     static let current: StackUnderTest? = {
         let environment = ProcessInfo.processInfo.environment
@@ -46,7 +48,8 @@ struct StackUnderTest: Sendable {
             runDirectory: environment["E2E_RUN_DIR"] ?? "",
             stackCommand: environment["E2E_STACK_COMMAND"] ?? "",
             replayURL: environment["E2E_REPLAY_URL"] ?? "",
-            inbox: URL(fileURLWithPath: environment["E2E_MAILDIR"] ?? "")
+            inbox: URL(fileURLWithPath: environment["E2E_MAILDIR"] ?? ""),
+            spans: URL(fileURLWithPath: environment["E2E_SPANS"] ?? "")
         )
     }()
 

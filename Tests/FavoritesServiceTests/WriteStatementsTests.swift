@@ -42,7 +42,7 @@ import Testing
                 let id = key.map { _ in UUID() }
                 return WriteRequest(user: user, eventID: id, id: id ?? UUID(), requestID: "statements")
             }
-            let call = FavoriteItem.CatalogCall(bearer: "", traceparent: "", logger: Logger(label: "statements"))
+            let call = FavoriteItem.CatalogCall(bearer: "", logger: Logger(label: "statements"))
             let rijksmuseum = try #require(Experience.all.first { $0.id == .rijksmuseum })
             let keyed = request(key: "first")
 

@@ -186,3 +186,11 @@ ensure_mail_server() { # project-root
     ensure_venv "$1/.local/venv-mail" "$AIOSMTPD_REQUIREMENT"
     export MAIL_PYTHON="$1/.local/venv-mail/bin/python"
 }
+
+# The OTLP receiver the end-to-end stage exports traces to (scripts/otlp-sink.py, on PyPI's oteltest). Sets
+# OTLP_SINK_PYTHON.
+OTELTEST_REQUIREMENT="oteltest==0.49.0"
+ensure_otlp_sink() { # project-root
+    ensure_venv "$1/.local/venv-otlp" "$OTELTEST_REQUIREMENT"
+    OTLP_SINK_PYTHON="$1/.local/venv-otlp/bin/python"
+}

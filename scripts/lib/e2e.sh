@@ -9,7 +9,8 @@
 # stale copies and upstream faults show within seconds). The catalog's per-user limit and its per-source upstream
 # rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
 # limit to protect (those limiters have their own tests in CatalogProxyTests). So is the mail limit per client address
-# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests).
+# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests). Traces go to a real OTLP receiver
+# (scripts/otlp-sink.py), every 200 ms.
 
 # Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
 # take ports: a PostgreSQL port there once failed to bind in CI right after the unit tests.
@@ -18,6 +19,7 @@ E2E_PEER_PORT=18070
 E2E_PG_PORT=25432
 E2E_REPLAY_PORT=18090
 E2E_SMTP_PORT=11025
+E2E_OTLP_PORT=14318
 E2E_PORT_OFFSET=10000
 E2E_UPSTREAM_TIMEOUT_MS=1000
 E2E_UPSTREAM_ATTEMPTS=2
@@ -44,6 +46,29 @@ e2e_stack() {
 stop_e2e_stack() {
     log_info "stopping the end-to-end stack"
     e2e_stack down >/dev/null 2>&1 || log_warn "scripts/stack down failed for the end-to-end stack ($E2E_DIR)"
+    stop_otlp_sink
+}
+
+# A real OTLP receiver for the services' traces, writing every span it gets to $E2E_DIR/spans.jsonl.
+start_otlp_sink() {
+    ensure_otlp_sink "$E2E_ROOT"
+    if (exec 3<>"/dev/tcp/127.0.0.1/$E2E_OTLP_PORT") 2>/dev/null; then
+        die "port $E2E_OTLP_PORT (the OTLP receiver) is taken"
+    fi
+    "$OTLP_SINK_PYTHON" "$E2E_ROOT/scripts/otlp-sink.py" --port "$E2E_OTLP_PORT" --output "$E2E_DIR/spans.jsonl" \
+        >"$E2E_DIR/otlp-sink.log" 2>&1 </dev/null &
+    echo $! >"$E2E_DIR/otlp-sink.pid"
+    local deadline=$((SECONDS + 20))
+    until grep -q '^listening on' "$E2E_DIR/otlp-sink.log" 2>/dev/null; do
+        ((SECONDS < deadline)) || { cat "$E2E_DIR/otlp-sink.log" >&2; die "the OTLP receiver did not start"; }
+        sleep 0.2
+    done
+}
+
+stop_otlp_sink() {
+    [[ -f "$E2E_DIR/otlp-sink.pid" ]] || return 0
+    kill "$(cat "$E2E_DIR/otlp-sink.pid")" 2>/dev/null || true
+    rm -f "$E2E_DIR/otlp-sink.pid"
 }
 
 # A fresh stack every run: whatever an interrupted run left running is stopped, and its database removed (an old
@@ -52,6 +77,7 @@ stop_e2e_stack() {
 start_e2e_stack() {
     if [[ -d "$E2E_DIR" ]]; then
         e2e_stack down >/dev/null 2>&1 || true
+        stop_otlp_sink
         rm -rf "$E2E_DIR"
     fi
     mkdir -p "$E2E_DIR"
@@ -63,7 +89,9 @@ start_e2e_stack() {
         "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
         "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
         "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" \
+        "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$E2E_OTLP_PORT" "OTEL_BSP_SCHEDULE_DELAY=200" \
         >"$E2E_DIR/service.env"
+    start_otlp_sink
 
     log_info "starting the end-to-end stack (gateway 127.0.0.1:$E2E_GATEWAY_PORT, state in ${E2E_DIR#"$E2E_ROOT"/})"
     trap stop_e2e_stack EXIT
@@ -90,6 +118,7 @@ run_stack_suite() { # filter log [extra environment…]
         E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))" \
         E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))" \
         E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new" \
+        E2E_SPANS="$E2E_DIR/spans.jsonl" \
         E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme" \
         E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack" \
         swift test --skip-build --filter "$filter" 2>&1 | tee "$output" || status=$?

@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Locking
 import Logging
+import Tracing
 import ServiceLifecycle
 import PostgresSession
 import PostgresValues
@@ -120,7 +121,7 @@ public final class DatabasePool: Service, Sendable {
         timeout: Duration? = nil,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await leasing(timeout: timeout, body)
+        try await leasing(timeout: timeout, span: .session, body)
     }
 
     /// Runs `body` in a transaction on a leased session (see ``PostgresConnection/withTransaction(isolation:_:)``).
@@ -129,7 +130,7 @@ public final class DatabasePool: Service, Sendable {
         timeout: Duration? = nil,
         _ body: @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await withConnection(timeout: timeout) { connection in
+        try await leasing(timeout: timeout, span: .transaction) { connection in
             try await connection.withTransaction(isolation: isolation, body)
         }
     }
@@ -140,13 +141,13 @@ public final class DatabasePool: Service, Sendable {
         timeout: Duration? = nil,
         _ body: @Sendable (isolated PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await withConnection(timeout: timeout) { connection in try await connection.perform(body) }
+        try await leasing(timeout: timeout, span: .session) { connection in try await connection.perform(body) }
     }
 
     /// Runs one statement on a leased session.
     @discardableResult
     public func query(_ sql: SQL, prepare: Bool = false, timeout: Duration? = nil) async throws -> QueryResult {
-        try await leasing(timeout: timeout) { try await $0.query(sql, prepare: prepare) }
+        try await leasing(timeout: timeout, span: .statement(sql)) { try await $0.query(sql, prepare: prepare) }
     }
 
     /// Whether PostgreSQL answers a trivial statement within `timeout`: the readiness probe.
@@ -165,8 +166,20 @@ public final class DatabasePool: Service, Sendable {
         return PoolStatistics(size: configuration.size, inUse: gauges.inUse, idle: gauges.idle, waiters: gauges.waiters)
     }
 
-    /// Leases a session, runs `body` with it where the caller runs, and gives it back.
+    /// Leases a session, runs `body` with it where the caller runs, and gives it back; all of it in a client span when
+    /// traces are exported.
     private func leasing<Value: Sendable>(
+        timeout: Duration?,
+        span: DatabaseSpan,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        try await withSpan(span.name, ofKind: .client) { traced in
+            if traced.isRecording { span.describe(in: traced) }
+            return try await leased(timeout: timeout, body)
+        }
+    }
+
+    private func leased<Value: Sendable>(
         timeout: Duration?,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
@@ -388,5 +401,34 @@ public final class DatabasePool: Service, Sendable {
         metrics.inUse.record(gauges.inUse)
         metrics.idle.record(gauges.idle)
         metrics.waiters.record(gauges.waiters)
+    }
+}
+
+/// What a span of the pool's work is named and says: a statement by its operation (`SELECT`, `INSERT`, …) with its text,
+/// parameters never (they are bound, not in the text); a transaction or a session of several statements as such.
+enum DatabaseSpan {
+    case statement(SQL), transaction, session
+
+    var name: String {
+        switch self {
+        case .statement(let sql): sql.operation
+        case .transaction: "transaction"
+        case .session: "session"
+        }
+    }
+
+    func describe(in span: any Span) {
+        span.attributes["db.system.name"] = "postgresql"
+        if case .statement(let sql) = self {
+            span.attributes["db.operation.name"] = sql.operation
+            span.attributes["db.query.text"] = sql.text
+        }
+    }
+}
+
+extension SQL {
+    /// The statement's first keyword, upper-cased (`WITH` for a common table expression).
+    var operation: String {
+        String(text.drop { $0.isWhitespace }.prefix { $0.isLetter }).uppercased()
     }
 }

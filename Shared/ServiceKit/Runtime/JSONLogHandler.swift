@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Logging
+import OTel
 
 /// One JSON object per line on stdout: `{"time":…,"level":…,"logger":…,"message":…,<metadata>}`.
 ///
@@ -55,18 +56,19 @@ public struct JSONLogHandler: LogHandler {
     }
 }
 
-/// Installs the process-wide log handler once, at start-up (swift-log allows one bootstrap per process).
-public func bootstrapLogging(format: ServiceConfiguration.LogFormat, level: Logger.Level) {
-    LoggingSystem.bootstrap { label in
+/// Installs the process-wide log handler once, at start-up (swift-log allows one bootstrap per process). With
+/// `withTraceIDs`, every line logged inside a span carries `trace_id` and `span_id`.
+public func bootstrapLogging(format: ServiceConfiguration.LogFormat, level: Logger.Level, withTraceIDs: Bool = false) {
+    LoggingSystem.bootstrap({ label, provider in
         switch format {
         case .json:
-            JSONLogHandler(label: label, level: level)
+            var handler = JSONLogHandler(label: label, level: level)
+            handler.metadataProvider = provider
+            return handler
         case .text:
-            {
-                var handler = StreamLogHandler.standardOutput(label: label)
-                handler.logLevel = level
-                return handler
-            }()
+            var handler = StreamLogHandler.standardOutput(label: label, metadataProvider: provider)
+            handler.logLevel = level
+            return handler
         }
-    }
+    }, metadataProvider: withTraceIDs ? OTel.makeLoggingMetadataProvider() : nil)
 }

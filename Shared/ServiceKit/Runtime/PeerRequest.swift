@@ -19,13 +19,12 @@ public struct PeerRequest: Sendable {
 
     /// The peer's answer (a body of at most 1 MiB); nil when it could not be reached or did not answer in 8 seconds
     /// (logged), which callers turn into their own "try again shortly".
-    public func get(_ path: String, bearer: String, requestID: String, traceparent: String? = nil, logger: Logger)
+    public func get(_ path: String, bearer: String, requestID: String, logger: Logger)
         async -> PeerAnswer?
     {
         var request = HTTPClientRequest(url: baseURL.trimmingSuffix("/") + path)
         request.headers.add(name: "Authorization", value: "Bearer \(bearer)")
         request.headers.add(name: "X-Request-ID", value: requestID)
-        if let traceparent { request.headers.add(name: "traceparent", value: Traceparent.child(of: traceparent)) }
         request.headers.add(name: "Accept", value: "application/json")
         do {
             let response = try await httpClient.execute(request, timeout: .seconds(8))

@@ -73,6 +73,8 @@ public func buildServiceApplication(
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     // Middleware first: a route only runs the middleware that existed when it was added.
     router.addMiddleware {
+        // A server span per request, continuing the caller's W3C trace context (a no-op unless traces are exported).
+        TracingMiddleware()
         RequestIDMiddleware()
         MetricsMiddleware(factory: metrics)
         ProblemMiddleware(routes: routeTable, maxBodyBytes: configuration.maxBodyBytes)

@@ -32,7 +32,8 @@ public struct ServiceOptions: ParsableArguments {
 }
 
 /// Runs a service until SIGTERM or SIGINT, then shuts it down gracefully: the server stops accepting, in-flight
-/// requests finish (bounded by `SHUTDOWN_TIMEOUT_SECONDS`), then the HTTP client and the database pool close.
+/// requests finish (bounded by `SHUTDOWN_TIMEOUT_SECONDS`), then the HTTP client and the database pool close, and the
+/// trace exporter, when one runs, flushes.
 public enum ServiceRunner {
     public static func run(
         options: ServiceOptions,
@@ -41,10 +42,14 @@ public enum ServiceRunner {
     ) async throws {
         let reader = options.configReader()
         let configuration = try ServiceConfiguration(reader: reader, defaults: defaults)
-        bootstrapLogging(format: configuration.logFormat, level: configuration.logLevel)
+        let traceExporter = try TraceExport.bootstrap(serviceName: defaults.name)
+        bootstrapLogging(format: configuration.logFormat, level: configuration.logLevel,
+                         withTraceIDs: traceExporter != nil)
         let app = try await build(reader)
+        // The exporter first, so it stops last and flushes the spans of the requests that finished during shutdown.
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: app.logger
+            services: [traceExporter, app].compactMap { $0 }, gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: app.logger
         )
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownTimeout
         try await ServiceGroup(configuration: groupConfiguration).run()

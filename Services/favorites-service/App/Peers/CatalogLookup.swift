@@ -4,20 +4,19 @@ import HTTPTypes
 import Logging
 import ServiceKit
 
-/// Asks catalog-proxy for the item being favorited, as the user (their bearer token), with the request's id and in its
-/// trace (`traceparent`).
+/// Asks catalog-proxy for the item being favorited, as the user (their bearer token), with the request's id (and, when
+/// traces are exported, in the request's trace: AsyncHTTPClient sends `traceparent`).
 struct CatalogLookup: Sendable {
     let peer: PeerRequest
 
-    func item(experience: ExperienceID, id: String, bearer: String, requestID: String, traceparent: String,
-              logger: Logger) async throws -> CatalogItem
+    func item(experience: ExperienceID, id: String, bearer: String, requestID: String, logger: Logger)
+        async throws -> CatalogItem
     {
         // Every byte of the id outside the unreserved set is encoded: it can never add a path segment or a query. The
         // item as its list cell shows it (`view=cell`) is what the favorite keeps.
         let path = "/v1/catalog/\(experience.rawValue.percentEncodedComponent)/items/\(id.percentEncodedComponent)"
             + "?view=cell"
-        guard let answer = await peer.get(path, bearer: bearer, requestID: requestID, traceparent: traceparent,
-                                          logger: logger)
+        guard let answer = await peer.get(path, bearer: bearer, requestID: requestID, logger: logger)
         else { throw Self.unavailable }
         if let refusal = answer.usersOwnRefusal { throw refusal }
         switch answer.status {

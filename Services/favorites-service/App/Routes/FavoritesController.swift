@@ -40,7 +40,7 @@ struct FavoritesController: Sendable {
         let experience = try Self.experience(context.parameters.get("experience"))
         let itemId = try Self.itemID(context.parameters.get("itemId"))
         let call = FavoriteItem.CatalogCall(bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
-                                            traceparent: context.traceparent, logger: context.logger)
+                                            logger: context.logger)
         let outcome = try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context),
                                              call: call)
         switch outcome {

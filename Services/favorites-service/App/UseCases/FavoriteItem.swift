@@ -14,10 +14,9 @@ struct FavoriteItem: Sendable {
     /// Favorites one user may keep in one experience.
     let maximumFavorites: Int
 
-    /// What the catalog lookup is made with: the caller's token and trace.
+    /// What the catalog lookup is made with: the caller's token (its trace travels in the task's context).
     struct CatalogCall: Sendable {
         var bearer: String
-        var traceparent: String
         var logger: Logger
     }
 
@@ -33,8 +32,7 @@ struct FavoriteItem: Sendable {
                 return answer
             }
             item = try await catalog.item(experience: experience.id, id: itemId, bearer: call.bearer,
-                                          requestID: request.requestID, traceparent: call.traceparent,
-                                          logger: call.logger)
+                                          requestID: request.requestID, logger: call.logger)
             recent.remember(item)
         }
         // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`): another spelling
