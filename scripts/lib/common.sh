@@ -187,10 +187,10 @@ ensure_mail_server() { # project-root
     export MAIL_PYTHON="$1/.local/venv-mail/bin/python"
 }
 
-# The OTLP receiver the end-to-end stage exports traces to (scripts/otlp-sink.py, on PyPI's oteltest). Sets
+# The OTLP receiver the end-to-end stage exports traces to (scripts/otlp-sink.py, on PyPI's opentelemetry-proto). Sets
 # OTLP_SINK_PYTHON.
-OTELTEST_REQUIREMENT="oteltest==0.49.0"
+OTLP_PROTO_REQUIREMENT="opentelemetry-proto==1.45.2"
 ensure_otlp_sink() { # project-root
-    ensure_venv "$1/.local/venv-otlp" "$OTELTEST_REQUIREMENT"
+    ensure_venv "$1/.local/venv-otlp" "$OTLP_PROTO_REQUIREMENT"
     OTLP_SINK_PYTHON="$1/.local/venv-otlp/bin/python"
 }
