@@ -36,7 +36,8 @@ def password_check(user, password):
     expected = LoginPassword(user.encode(), password.encode())
 
     def authenticate(server, session, envelope, mechanism, auth_data):
-        return AuthResult(success=auth_data == expected)
+        # handled=False: aiosmtpd then answers a failure itself (535); True would leave the client waiting.
+        return AuthResult(success=auth_data == expected, handled=False)
     return authenticate
 
 

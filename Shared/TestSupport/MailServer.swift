@@ -40,10 +40,19 @@ public final class MailServer: Sendable {
         self.processID = processID
     }
 
-    /// Ends the server and waits for it.
-    public func stop() {
+    /// Ends the server (SIGTERM; SIGKILL if it is still there 10 seconds later) and returns its wait status: 0 when
+    /// it exited cleanly.
+    @discardableResult
+    public func stop() -> Int32 {
         kill(processID, SIGTERM)
-        reap(processID)
+        var status: Int32 = 0
+        for _ in 0..<100 {
+            if waitpid(processID, &status, WNOHANG) == processID { return status }
+            usleep(100_000)
+        }
+        kill(processID, SIGKILL)
+        waitpid(processID, &status, 0)
+        return status
     }
 
     /// Every mail received so far, oldest first.
@@ -52,14 +61,19 @@ public final class MailServer: Sendable {
     private static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     private static var script: String { root.appendingPathComponent("scripts/mail-server.py").path }
-    private static var python: String {
+    /// The Python that runs the server (and has aiosmtpd).
+    public static var python: String {
         ProcessInfo.processInfo.environment["MAIL_PYTHON"] ?? root.appendingPathComponent(".local/venv-mail/bin/python").path
     }
 }
 
-/// One mail as a Maildir file holds it (with `\n` line ends).
+/// One mail as a Maildir file holds it: byte for byte as the client sent it (CRLF line ends), below the server's
+/// `Return-Path` and `Delivered-To`.
 public struct ReceivedMail: Sendable {
+    public let file: URL
     public let raw: String
+    /// `raw` with `\n` line ends, which the accessors below read.
+    private var text: String { raw.replacingOccurrences(of: "\r\n", with: "\n") }
 
     /// The mails of a Maildir's `new/` folder, oldest first.
     public static func all(in inbox: URL) -> [ReceivedMail] {
@@ -69,14 +83,13 @@ public struct ReceivedMail: Sendable {
         return files.compactMap { file -> (Date, ReceivedMail)? in
             guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
             let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
-            // Stored as sent: CRLF line ends.
-            return (modified ?? .distantPast, ReceivedMail(raw: text.replacingOccurrences(of: "\r\n", with: "\n")))
+            return (modified ?? .distantPast, ReceivedMail(file: file, raw: text))
         }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// The value of the first header `name` (any letter case).
     public func header(_ name: String) -> String? {
-        let head = raw.components(separatedBy: "\n\n").first ?? ""
+        let head = text.components(separatedBy: "\n\n").first ?? ""
         for line in head.split(separator: "\n") where line.lowercased().hasPrefix(name.lowercased() + ":") {
             return line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespacesAndNewlines)
         }
@@ -84,8 +97,9 @@ public struct ReceivedMail: Sendable {
     }
 
     public var body: String {
-        guard let range = raw.range(of: "\n\n") else { return "" }
-        return String(raw[range.upperBound...])
+        let text = text
+        guard let range = text.range(of: "\n\n") else { return "" }
+        return String(text[range.upperBound...])
     }
 
     /// The first link in the body.

@@ -155,7 +155,7 @@ import Testing
     /// The mail server is down when the reset is asked for: the answer is the same, and the mail arrives once the
     /// server is back.
     @Test func aMailServerOutageDelaysMailAndLosesNone() async throws {
-        let server = try await TestSupport.MailServer.start()
+        let server = try await MailServer.start()
         let port = server.port
         server.stop()
         try await AuthTestApp.withApp(environment: Self.environment(port: port)) { api, database in
@@ -170,7 +170,7 @@ import Testing
             }, until: { $0 >= 2 })
             await pool.close()
             #expect(failedAttempts >= 2)
-            let restarted = try await TestSupport.MailServer.start(port: port)
+            let restarted = try await MailServer.start(port: port)
             defer { restarted.stop() }
             let inbox = Inbox(server: restarted)
             // Both mails queued during the outage arrive: the sign-up's and the reset's.
@@ -225,7 +225,7 @@ import Testing
         environment: [String: String] = [:],
         _ test: @escaping @Sendable (AuthClient, Inbox, TestDatabase) async throws -> Void
     ) async throws {
-        let server = try await TestSupport.MailServer.start()
+        let server = try await MailServer.start()
         defer { server.stop() }
         try await AuthTestApp.withApp(environment: Self.environment(port: server.port).merging(environment) { $1 }) {
             api, database in
@@ -242,7 +242,7 @@ import Testing
 
 /// The mails a test's server received, and the links in them.
 struct Inbox: Sendable {
-    let server: TestSupport.MailServer
+    let server: MailServer
 
     struct Link {
         var url: URL

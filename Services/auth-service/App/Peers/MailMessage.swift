@@ -96,13 +96,15 @@ extension MailMessage {
         return lines
     }
 
-    /// RFC 2047 encoded-words (UTF-8, base64), each at most 75 characters and holding whole characters only.
+    /// RFC 2047 encoded-words (UTF-8, base64), each at most 64 characters (the limit is 75) and holding whole
+    /// characters only.
     private static func encodedWords(_ text: String) -> [String] {
         var words: [String] = []
         var pending: [UInt8] = []
         for scalar in text.unicodeScalars {
             let bytes = Array(String(scalar).utf8)
-            if pending.count + bytes.count > 45 {  // 45 bytes make 60 base64 characters, 72 with the markers
+            // 39 bytes make 52 base64 characters, 64 with the markers: room for "Subject: " on the first line.
+            if pending.count + bytes.count > 39 {
                 words.append("=?utf-8?B?\(Data(pending).base64EncodedString())?=")
                 pending = []
             }
