@@ -57,12 +57,16 @@ public struct TestAuthority: Sendable {
         }
     }
 
-    /// An access token for `user`, valid for `lifetime` seconds (ten minutes unless told).
-    public func token(user: UUID = UUID(), lifetime: TimeInterval = 600) async throws -> String {
+    /// An access token for `user`, valid for `lifetime` seconds (ten minutes unless told), saying whether the user's
+    /// email is verified when `emailVerified` is given.
+    public func token(user: UUID = UUID(), lifetime: TimeInterval = 600, emailVerified: Bool? = nil) async throws
+        -> String
+    {
         let keys = JWTKeyCollection()
         await keys.add(eddsa: signingKey, kid: JWKIdentifier(string: kid))
         return try await keys.sign(AccessTokenClaims(
-            user: AuthenticatedUser(userID: user, sessionID: UUID()), issuedAt: Date(), lifetime: lifetime,
+            user: AuthenticatedUser(userID: user, sessionID: UUID(), emailVerified: emailVerified), issuedAt: Date(),
+            lifetime: lifetime,
             policy: .standard
         ), kid: JWKIdentifier(string: kid))
     }

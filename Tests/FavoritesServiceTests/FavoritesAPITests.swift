@@ -375,6 +375,27 @@ import Testing
         }
     }
 
+    /// With `REQUIRE_VERIFIED_EMAIL`, a token saying the email is not verified gets 403 `email-unverified`; one saying
+    /// it is, or a token from before the claim existed, is served.
+    @Test func anUnverifiedEmailIsRefusedWhereVerificationIsRequired() async throws {
+        try await FavoritesHarness.run(environment: ["REQUIRE_VERIFIED_EMAIL": "true"]) { api in
+            let unverified = try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum",
+                                                as: try await api.user(emailVerified: false))
+            #expect(unverified.status == .forbidden)
+            #expect(unverified.problem?.type == .emailUnverified)
+            for claim in [true, nil] as [Bool?] {
+                let served = try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum",
+                                                as: try await api.user(emailVerified: claim))
+                #expect(served.status == .ok, "\(String(describing: claim))")
+            }
+        }
+        try await FavoritesHarness.run { api in  // not required: served either way
+            let served = try await api.call(.get, "/v1/favorites/ids?experience=rijksmuseum",
+                                            as: try await api.user(emailVerified: false))
+            #expect(served.status == .ok)
+        }
+    }
+
     /// The item lookup carries the caller's request id, so one id finds the request in both services' logs. (The
     /// stand-in catalog answers with what it received as the item's title.)
     @Test func theCatalogLookupCarriesTheRequestId() async throws {

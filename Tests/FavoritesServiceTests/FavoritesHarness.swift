@@ -29,9 +29,9 @@ struct FavoritesHarness: Sendable {
         let token: String
     }
 
-    func user() async throws -> User {
+    func user(emailVerified: Bool? = nil) async throws -> User {
         let id = UUID()
-        return User(id: id, token: try await authority.token(user: id))
+        return User(id: id, token: try await authority.token(user: id, emailVerified: emailVerified))
     }
 
     @discardableResult
