@@ -28,14 +28,14 @@ struct MailOutbox: Sendable {
         }
     }
 
-    /// Runs `deliver` for the mail that has waited longest among those due at `now`, in a transaction that holds its
-    /// row (other replicas skip it) and commits what `deliver` wrote; nil when no mail is due. `timeout` bounds the
-    /// whole transaction, delivery included.
-    func withNextDue<Result: Sendable>(
-        now: Date, timeout: Duration,
-        _ deliver: @Sendable (OutboxMail, isolated PostgresConnection) async throws -> Result
+    /// Claims the mail that has waited longest among those due at `now`: in one transaction holding its row (other
+    /// replicas skip it), runs `prepare` and moves the mail's next attempt to `leaseEnd`, so that no replica takes it
+    /// while it is being sent and one that stops mid-send leaves it due again. nil when no mail is due.
+    func claimNextDue<Result: Sendable>(
+        now: Date, leaseEnd: Date,
+        _ prepare: @Sendable (OutboxMail, isolated PostgresConnection) async throws -> Result
     ) async throws -> Result? {
-        try await pool.withTransaction(timeout: timeout) { connection in
+        try await pool.withTransaction { connection in
             guard let row = try await connection.query("""
                 SELECT id, purpose, email, attempts FROM mail_outbox
                  WHERE next_attempt_at <= \(now)
@@ -44,7 +44,10 @@ struct MailOutbox: Sendable {
                 """).rows.first else { return nil }
             let (id, purpose, email, attempts) = try row.decode((Int, String, String, Int).self)
             guard let purpose = LinkPurpose(rawValue: purpose) else { return nil }
-            return try await deliver(OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts), connection)
+            let result = try await prepare(OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts),
+                                           connection)
+            try await connection.query("UPDATE mail_outbox SET next_attempt_at = \(leaseEnd) WHERE id = \(id)")
+            return result
         }
     }
 

@@ -3,13 +3,14 @@ import Logging
 import Postgres
 import ServiceLifecycle
 
-/// Delivers the outbox on every replica: for each mail due, in one transaction holding its row, it finds the account
-/// of the address, mints the link's token (replacing the last one), sends the mail over SMTP and deletes the row. A
-/// failed delivery rolls all of it back and the mail waits (doubling, up to `MAIL_RETRY_MAX_SECONDS`), so a mail
-/// server outage delays mail and loses none. A server that refuses the mail for good (5xx) drops it.
+/// Delivers the outbox on every replica. For each mail due, one short transaction claims its row, finds the account
+/// of the address and mints the link's token (replacing the last one); the mail then goes over SMTP with no database
+/// connection held, and its row is deleted. The token is committed before anyone can read the mail, so a link works
+/// the moment it arrives. A failed delivery leaves the mail waiting (doubling, up to `MAIL_RETRY_MAX_SECONDS`), so a
+/// mail server outage delays mail and loses none; a server that refuses the mail for good (5xx) drops it.
 ///
-/// A delivery that the server accepted just before the transaction failed is sent again later, with a new link that
-/// replaces the first: mail is delivered at least once, and only the newest link works.
+/// Every attempt mints a new link, and a replica that stops between the server's acceptance and the row's deletion
+/// sends the mail again once its claim lapses: mail is delivered at least once, and only the newest link works.
 struct MailSender: Service {
     let outbox: MailOutbox
     let smtp: SMTPClient
@@ -32,38 +33,37 @@ struct MailSender: Service {
         }
     }
 
-    private enum Outcome: Sendable {
-        case sent(LinkPurpose), nobodyToMail(LinkPurpose)
-    }
-
-    /// A delivery that failed, with the mail it was for: thrown out of the transaction so that it rolls back.
-    private struct DeliveryFailure: Error {
-        var mail: OutboxMail
-        var error: any Error
+    private enum Claim: Sendable {
+        case send(OutboxMail, MailMessage), nobodyToMail(LinkPurpose)
     }
 
     /// Handles the mail that is due first; false when none is due at `now`.
     func deliverNext(now: Date) async throws -> Bool {
-        let outcome: Outcome?
-        do {
-            outcome = try await outbox.withNextDue(now: now, timeout: configuration.smtp.timeout + .seconds(10)) {
-                mail, connection in
-                try await deliver(mail, now: now, on: connection)
-            }
-        } catch let failure as DeliveryFailure {
-            try await handle(failure)
-            return true
+        // Long enough that the send ends (one way or the other) before another replica may take the mail.
+        let leaseEnd = now.addingTimeInterval(Double(configuration.smtp.timeout.components.seconds) + 30)
+        let claim = try await outbox.claimNextDue(now: now, leaseEnd: leaseEnd) { mail, connection in
+            try await prepare(mail, now: now, on: connection)
         }
-        switch outcome {
-        case nil: return false
-        case .sent(let purpose): counters.countMail(purpose, "sent")
-        case .nobodyToMail(let purpose): counters.countMail(purpose, "no-account")
+        switch claim {
+        case nil:
+            return false
+        case .nobodyToMail(let purpose):
+            counters.countMail(purpose, "no-account")
+        case .send(let mail, let message):
+            do {
+                try await smtp.send(message)
+            } catch {
+                try await handle(mail, failure: error)
+                return true
+            }
+            try await outbox.remove(mail)
+            counters.countMail(mail.purpose, "sent")
         }
         return true
     }
 
-    private func deliver(_ mail: OutboxMail, now: Date, on connection: isolated PostgresConnection) async throws
-        -> Outcome {
+    private func prepare(_ mail: OutboxMail, now: Date, on connection: isolated PostgresConnection) async throws
+        -> Claim {
         guard let recipient = try await AccountStore.recipient(email: mail.email, on: connection),
               mail.purpose != .emailVerification || !recipient.emailVerified
         else {
@@ -76,24 +76,16 @@ struct MailSender: Service {
                                      expiresAt: now.addingTimeInterval(lifetime), on: connection)
         let link = AccountMail.link(for: mail.purpose, token: token, publicBaseURL: configuration.publicBaseURL)
         let text = AccountMail(purpose: mail.purpose, link: link, validFor: lifetime)
-        do {
-            try await smtp.send(MailMessage(from: configuration.from, to: mail.email, subject: text.subject,
-                                            text: text.text))
-        } catch {
-            throw DeliveryFailure(mail: mail, error: error)
-        }
-        try await MailOutbox.remove(mail, on: connection)
-        return .sent(mail.purpose)
+        return .send(mail, MailMessage(from: configuration.from, to: mail.email, subject: text.subject, text: text.text))
     }
 
     /// Logs name the mail's id and purpose, never its address or link.
-    private func handle(_ failure: DeliveryFailure) async throws {
-        let mail = failure.mail
+    private func handle(_ mail: OutboxMail, failure: any Error) async throws {
         let metadata: Logger.Metadata = [
             "mail_id": "\(mail.id)", "purpose": "\(mail.purpose.rawValue)", "attempts": "\(mail.attempts + 1)",
-            "error": "\(failure.error)",
+            "error": "\(failure)",
         ]
-        if let smtpError = failure.error as? SMTPError, smtpError.isPermanent {
+        if let smtpError = failure as? SMTPError, smtpError.isPermanent {
             logger.error("mail refused for good by the SMTP server; dropped", metadata: metadata)
             counters.countMail(mail.purpose, "undeliverable")
             try await outbox.remove(mail)
@@ -105,6 +97,6 @@ struct MailSender: Service {
             ["retry_in_seconds": "\(Int(delay.rounded(.up)))"], uniquingKeysWith: { $1 }))
         counters.countMail(mail.purpose, "retrying")
         try await outbox.postpone(mail, until: Date().addingTimeInterval(delay),
-                                  error: String(describing: failure.error))
+                                  error: String(describing: failure))
     }
 }
