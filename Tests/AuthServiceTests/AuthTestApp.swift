@@ -18,9 +18,12 @@ enum AuthTestApp {
         _ test: @escaping @Sendable (AuthClient, TestDatabase) async throws -> Void
     ) async throws {
         try await withTestDatabase(migrators: migrators) { database in
+            // Tests about mail give their own server and a short poll; the others send none (the default port is a
+            // developer's running stack, whose inbox they would fill).
             let reader = testConfigReader(
                 databaseURL: database.connectionString,
-                environment: ["BCRYPT_COST": "4"].merging(environment) { _, override in override }
+                environment: ["BCRYPT_COST": "4", "MAIL_POLL_MS": "60000"]
+                    .merging(environment) { _, override in override }
             )
             let app = try await buildApplication(reader: reader)
             try await app.test(.live) { client in
