@@ -46,16 +46,16 @@ public func buildApplication(
                 source: source, store: DatasetStore(pool: pool), runner: runner, claims: claims,
                 refreshEvery: clients[source.upstream] == nil ? nil : catalogConfiguration.datasetRefresh)))
         }
+        let kept = KeptItems(pool: pool, staleIfError: staleIfError, recordLife: catalogConfiguration.recordTTL)
         let catalog = Catalog(
             backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
             runner: runner,
             resolver: ItemResolver(
                 runner: runner,
-                resolved: ResolvedItems(pool: pool, freshFor: catalogConfiguration.recordTTL, staleIfError: staleIfError),
-                claims: claims, concurrencyPerRequest: 16, pageDeadline: catalogConfiguration.pageDeadline),
+                kept: kept, claims: claims, concurrencyPerRequest: 16, pageDeadline: catalogConfiguration.pageDeadline),
             cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
                                  absentFor: catalogConfiguration.notFoundTTL),
-            seen: SeenItems(pool: pool, window: staleIfError),
+            kept: kept,
             searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
         )
         let routes = router.group("v1/catalog").add(middleware: authentication)

@@ -96,5 +96,31 @@ enum CatalogMigrations {
             CREATE INDEX upstream_calls_key_time ON upstream_calls (key, called_at);
             DROP TABLE upstream_quota_minutes;
             """),
+        Migration(6, "kept_items", sql: """
+            -- The last copy of every item an upstream sent, for every replica (see KeptItems): what a detail serves
+            -- while its upstream fails, and for items resolved from an upstream's record, the one resolution all
+            -- replicas share. It takes over the rows of the two tables that kept these apart.
+            CREATE TABLE kept_items (
+                experience text NOT NULL,
+                item_id    text NOT NULL,
+                item       jsonb NOT NULL,          -- a CatalogItem
+                detailed   boolean NOT NULL,        -- from a detail or a resolution (more facts) than a search result
+                reference  text,                    -- the upstream record it was resolved from, if it was
+                kept_at    timestamptz NOT NULL,
+                PRIMARY KEY (experience, item_id)
+            );
+            CREATE INDEX kept_items_reference ON kept_items (experience, reference) WHERE reference IS NOT NULL;
+            CREATE INDEX kept_items_kept_at ON kept_items (kept_at);
+            INSERT INTO kept_items (experience, item_id, item, detailed, kept_at)
+                 SELECT experience, item_id, item, detailed, seen_at FROM seen_items;
+            INSERT INTO kept_items (experience, item_id, item, detailed, reference, kept_at)
+                 SELECT DISTINCT ON (experience, item_id) experience, item_id, item, true, reference, resolved_at
+                   FROM resolved_items ORDER BY experience, item_id, resolved_at DESC
+            ON CONFLICT (experience, item_id) DO UPDATE
+                    SET item = excluded.item, detailed = true, reference = excluded.reference,
+                        kept_at = excluded.kept_at;
+            DROP TABLE seen_items;
+            DROP TABLE resolved_items;
+            """),
     ]
 }

@@ -11,7 +11,7 @@ struct Catalog: Sendable {
     let runner: StepRunner
     let resolver: ItemResolver
     let cache: ResponseCache
-    let seen: SeenItems
+    let kept: KeptItems
     let searchPolicy: CachePolicy
     let detailPolicy: CachePolicy
 
@@ -81,7 +81,7 @@ struct Catalog: Sendable {
                 if let item = resolution.items[reference] { items.append(source.listing(of: item)) }
             }
         }
-        await seen.remember(listed, detailed: false, logger: logger)
+        await kept.remember(listed, detailed: false, logger: logger)
         // Some items resolved: the page, marked partial. None did: the upstream's failure, as for any other call.
         if items.isEmpty, let failure = resolution.failures.first { throw failure }
         if !resolution.failures.isEmpty {
@@ -104,16 +104,15 @@ struct Catalog: Sendable {
                     try await dataset.item(id, requestID: requestID, logger: logger)))
             }
         case .upstream(let source):
-            let (seen, resolved) = (seen, resolver.resolved)
+            let kept = kept
             return try await lookup(key: key, policy: detailPolicy, user: user, logger: logger) {
                 try await detailBody(source, id: id, requestID: requestID, logger: logger)
             } fallback: {
-                // No copy in this replica's cache: the last copy any replica kept, from a search or a detail.
-                if source.resolvesReferences, let kept = try? await resolved.copy(ofItem: id, in: source.experience),
-                   let body = try? ServiceJSON.encoder.encode(kept.copy.item) {
-                    return (CachedBody(body: body), kept.copy.age)
-                }
-                return await seen.lastCopy(experience: source.experience, id: id, logger: logger)
+                // No copy in this replica's cache: the last copy any replica kept, from a search, detail or resolution.
+                guard let copy = await kept.copy(experience: source.experience, id: id, logger: logger),
+                      let body = try? ServiceJSON.encoder.encode(copy.item)
+                else { return nil }
+                return (CachedBody(body: body), copy.age)
             }
         }
     }
@@ -121,18 +120,19 @@ struct Catalog: Sendable {
     private func detailBody(_ source: any CatalogSource, id: String, requestID: String, logger: Logger) async throws
         -> CachedBody
     {
-        // A resolved item kept by any replica answers without an upstream call.
-        if source.resolvesReferences, let kept = try? await resolver.resolved.copy(ofItem: id, in: source.experience),
-           kept.copy.isFresh {
-            return CachedBody(body: try ServiceJSON.encoder.encode(kept.copy.item))
+        // A resolved item kept by any replica answers without an upstream call; a book's detail builds on its listed
+        // copy.
+        let copy = source.resolvesReferences || source.detailBuildsOnListedCopy
+            ? await kept.copy(experience: source.experience, id: id, logger: logger) : nil
+        if let copy, copy.isFresh {
+            return CachedBody(body: try ServiceJSON.encoder.encode(copy.item))
         }
-        let known = source.detailBuildsOnListedCopy
-            ? await seen.lastItem(experience: source.experience, id: id, logger: logger) : nil
+        let known = source.detailBuildsOnListedCopy ? copy?.item : nil
         switch try await runner.run(source.detail(id: id, known: known), requestID: requestID, logger: logger) {
         case .item(let item):
             // A detail built on the listed copy is not kept over it: the next list's facts (a book's new rank) must
             // reach the next detail.
-            if !source.detailBuildsOnListedCopy { await seen.remember([item], detailed: true, logger: logger) }
+            if !source.detailBuildsOnListedCopy { await kept.remember([item], detailed: true, logger: logger) }
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
         case .incomplete(let item):
             return CachedBody(body: try ServiceJSON.encoder.encode(item), isComplete: false)
@@ -141,7 +141,7 @@ struct Catalog: Sendable {
             guard let item, item.id == id else { throw UpstreamFailure.notFound }
             return CachedBody(body: try ServiceJSON.encoder.encode(item))
         case .notFound:
-            await seen.forget(experience: source.experience, id: id, logger: logger)
+            await kept.forget(experience: source.experience, id: id, logger: logger)
             throw UpstreamFailure.notFound
         }
     }

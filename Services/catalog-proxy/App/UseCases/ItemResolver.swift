@@ -4,13 +4,13 @@ import Locking
 import Logging
 
 /// Turns search results' references into items (``CatalogSource/resolve(reference:)``): each reference resolved once
-/// for every replica and kept (``ResolvedItems``), each resolution run once at a time however many requests and
+/// for every replica and kept (``KeptItems``), each resolution run once at a time however many requests and
 /// replicas want it, a page's fan-out bounded, and a page that waits no longer than `pageDeadline`.
 ///
 /// A cold page of N Rijksmuseum objects costs up to 3N+ record GETs; a warm one none.
 struct ItemResolver: Sendable {
     let runner: StepRunner
-    let resolved: ResolvedItems
+    let kept: KeptItems
     let claims: FetchClaims
     /// Resolutions one request starts at a time.
     let concurrencyPerRequest: Int
@@ -19,10 +19,10 @@ struct ItemResolver: Sendable {
     let pageDeadline: Duration
     private let inFlight = Locked<[String: Task<CatalogItem?, any Error>]>([:])
 
-    init(runner: StepRunner, resolved: ResolvedItems, claims: FetchClaims, concurrencyPerRequest: Int,
+    init(runner: StepRunner, kept: KeptItems, claims: FetchClaims, concurrencyPerRequest: Int,
          pageDeadline: Duration) {
         self.runner = runner
-        self.resolved = resolved
+        self.kept = kept
         self.claims = claims
         self.concurrencyPerRequest = concurrencyPerRequest
         self.pageDeadline = pageDeadline
@@ -44,9 +44,9 @@ struct ItemResolver: Sendable {
         -> Outcome
     {
         guard !references.isEmpty else { return Outcome(items: [:], failures: []) }
-        var copies: [String: ResolvedItems.Copy] = [:]
+        var copies: [String: KeptItems.Copy] = [:]
         do {
-            copies = try await resolved.copies(of: references, in: source.experience)
+            copies = try await kept.copies(resolvedFrom: references, in: source.experience)
         } catch {
             logger.warning("could not read resolved items; resolving them again", metadata: ["error": "\(error)"])
         }
@@ -124,13 +124,13 @@ struct ItemResolver: Sendable {
         let inFlight = inFlight
         return inFlight.withLock { tasks in
             if let running = tasks[key] { return running }
-            let (runner, resolved, claims) = (runner, resolved, claims)
+            let (runner, kept, claims) = (runner, kept, claims)
             let task = Task<CatalogItem?, any Error> {
                 defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
                 return try await claims.once(key, claimFor: Self.claimDuration, logger: logger) {
                     () async throws -> CatalogItem?? in
                     // Only a kept item ends the wait; "gone" is not kept, so a waiter asks the upstream itself then.
-                    guard let copy = try await resolved.copies(of: [reference], in: source.experience)[reference],
+                    guard let copy = try await kept.copies(resolvedFrom: [reference], in: source.experience)[reference],
                           copy.isFresh
                     else { return .none }
                     return .some(copy.item)
@@ -139,9 +139,9 @@ struct ItemResolver: Sendable {
                                                     logger: logger)
                     do {
                         if let item {
-                            try await resolved.store(item, resolvedFrom: reference)
+                            try await kept.keep(item, resolvedFrom: reference)
                         } else {
-                            try await resolved.forget(reference, in: source.experience)
+                            try await kept.forget(resolvedFrom: reference, in: source.experience)
                         }
                     } catch {
                         logger.warning("could not keep a resolved item", metadata: ["error": "\(error)"])
