@@ -24,6 +24,8 @@ public final class DatabasePool: Service, Sendable {
     public let connectionConfiguration: ConnectionConfiguration
     private let logger: Logger
     private let metrics: PoolMetrics
+    /// Whether a tracer was bootstrapped before the pool was made: without one, statements skip span-making entirely.
+    private let tracesStatements = !(InstrumentationSystem.tracer is NoOpTracer)
     let state: Locked<State>
 
     /// Free capacity: a ready session, or room for one.
@@ -173,7 +175,8 @@ public final class DatabasePool: Service, Sendable {
         span: DatabaseSpan,
         _ body: (PostgresConnection) async throws -> Value
     ) async throws -> Value {
-        try await withSpan(span.name, ofKind: .client) { traced in
+        guard tracesStatements else { return try await leased(timeout: timeout, body) }
+        return try await withSpan(span.name, ofKind: .client) { traced in
             if traced.isRecording { span.describe(in: traced) }
             return try await leased(timeout: timeout, body)
         }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Postgres
 import Prometheus
+import Tracing
 
 /// Every service's application type.
 public typealias ServiceApplication = Application<RouterResponder<AppRequestContext>>
@@ -72,9 +73,11 @@ public func buildServiceApplication(
     // HEAD wherever GET is served (RFC 9110 §9.1): the same answer without its body.
     let router = Router(context: AppRequestContext.self, options: .autoGenerateHeadEndpoints)
     // Middleware first: a route only runs the middleware that existed when it was added.
+    if !(InstrumentationSystem.tracer is NoOpTracer) {
+        // A server span per request, continuing the caller's W3C trace context; left out unless traces are exported.
+        router.add(middleware: TracingMiddleware())
+    }
     router.addMiddleware {
-        // A server span per request, continuing the caller's W3C trace context (a no-op unless traces are exported).
-        TracingMiddleware()
         RequestIDMiddleware()
         MetricsMiddleware(factory: metrics)
         ProblemMiddleware(routes: routeTable, maxBodyBytes: configuration.maxBodyBytes)
