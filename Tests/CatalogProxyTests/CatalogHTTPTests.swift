@@ -51,6 +51,8 @@ import Testing
             #expect(value(#"catalog_upstream_requests_total{upstream="ticketmaster",outcome="2xx"}"#) == 1)
             #expect(value(#"catalog_upstream_request_duration_seconds_count{upstream="ticketmaster"}"#) == 1)
             #expect(api.upstreamCalls == 1)
+            // Ticketmaster's default 5,000 calls a day, less the one made (though a block of ten is reserved).
+            #expect(value(#"catalog_upstream_quota_left_calls{upstream="ticketmaster"}"#) == 4999)
         }
     }
 

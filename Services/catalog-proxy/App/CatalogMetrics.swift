@@ -2,8 +2,8 @@ import CoreMetrics
 import Foundation
 
 /// What an operator asks of catalog-proxy, in its `/metrics`: how often answers come from the cache, how each upstream
-/// answers and how fast, whether its breaker is open, and how often a call was refused before it left (our budget for
-/// the upstream, a user's share, the breaker).
+/// answers and how fast, whether its breaker is open, how much of its daily quota is left, and how often a call was
+/// refused before it left (our budget for the upstream, a user's share, the breaker).
 struct CatalogMetrics: Sendable {
     let factory: any MetricsFactory
 
@@ -44,6 +44,13 @@ struct CatalogMetrics: Sendable {
     func refused(_ upstream: String, reason: String) {
         Counter(label: "catalog_upstream_refusals_total", dimensions: [("upstream", upstream), ("reason", reason)],
                 factory: factory).increment()
+    }
+
+    /// `catalog_upstream_quota_left_calls{upstream}`: the calls left of today's quota for all replicas together (to
+    /// within the blocks other replicas reserved and have not spent), for upstreams with a daily quota.
+    func quotaLeft(_ upstream: String, calls: Int) {
+        Gauge(label: "catalog_upstream_quota_left_calls", dimensions: [("upstream", upstream)], factory: factory)
+            .record(calls)
     }
 
     /// `catalog_upstream_breaker_open{upstream}`: 1 while this replica's breaker for the upstream refuses calls.

@@ -107,11 +107,13 @@ final class UpstreamGate: Sendable {
         var day: Int
         /// Calls reserved from today's quota and not spent yet.
         var reserved = 0
+        /// Today's calls reserved by every replica, as of this replica's last reservation.
+        var usedByAll = 0
         /// The ledger said today's quota is spent.
         var quotaSpent = false
         /// The reservation on its way, for `day`: one at a time, which every request that finds the gate empty waits
         /// for (a block per request would have a burst hold many blocks, and cost a statement each).
-        var reservation: (task: Task<Int, any Error>, day: Int)?
+        var reservation: (task: Task<DailyQuotaLedger.Reservation, any Error>, day: Int)?
         var quotaResetAt: Date?
     }
 
@@ -120,7 +122,7 @@ final class UpstreamGate: Sendable {
         case go
         case refuse(UpstreamFailure)
         /// Wait for the reservation of more of the quota of `day`, then decide again.
-        case await(Task<Int, any Error>, day: Int)
+        case await(Task<DailyQuotaLedger.Reservation, any Error>, day: Int)
     }
 
     /// The upstream's name in the ledger.
@@ -158,9 +160,10 @@ final class UpstreamGate: Sendable {
                     guard state.reservation?.task == reservation else { return }
                     state.reservation = nil
                     // Nothing to record after a failure, or when the day ended meanwhile (its reservation is void).
-                    guard case .success(let reserved) = outcome, state.day == day else { return }
-                    state.reserved += reserved
-                    if reserved == 0 { state.quotaSpent = true }
+                    guard case .success(let reservation) = outcome, state.day == day else { return }
+                    state.reserved += reservation.calls
+                    state.usedByAll = reservation.used
+                    if reservation.calls == 0 { state.quotaSpent = true }
                 }
                 if case .failure(let error) = outcome { throw .quotaLedgerUnavailable("\(error)") }
             }
@@ -177,6 +180,7 @@ final class UpstreamGate: Sendable {
         if Self.day(of: now) > state.day {
             state.day = Self.day(of: now)
             state.reserved = 0
+            state.usedByAll = 0
             state.quotaSpent = false
         }
         // Calls already reserved are spent even once the ledger has said the quota is gone (a concurrent request
@@ -214,6 +218,13 @@ final class UpstreamGate: Sendable {
 
     func recordSuccess() { state.withLock { $0.breaker.recordSuccess() } }
     func recordFailure(now: Date) { state.withLock { $0.breaker.recordFailure(now: now) } }
+    /// The calls left of today's quota for all replicas: what none had reserved at this replica's last reservation, and
+    /// what this replica reserved and has not spent. nil without a daily quota.
+    var quotaLeft: Int? {
+        guard let dailyQuota else { return nil }
+        return state.withLock { dailyQuota - $0.usedByAll + $0.reserved }
+    }
+
     /// Whether the breaker refuses calls at `now`.
     func breakerIsOpen(now: Date) -> Bool { state.withLock { $0.breaker.refusal(now: now) != nil } }
     /// The upstream said its quota is spent until `until`.
@@ -256,8 +267,10 @@ struct UpstreamClient: Sendable {
             }
             do throws(UpstreamFailure) { try await admit() } catch {
                 metrics.refused(name.rawValue, reason: error.refusalReason ?? "ledger-unavailable")
+                if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) }
                 throw error
             }
+            if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) }
             let started = ContinuousClock.now
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in

@@ -10,9 +10,16 @@ import Postgres
 struct DailyQuotaLedger: Sendable {
     let pool: DatabasePool
 
+    struct Reservation: Sendable, Equatable {
+        /// `calls`, 1, or 0 when the quota is spent.
+        var calls: Int
+        /// The day's calls reserved by every replica, this one included (the whole quota when it is spent).
+        var used: Int
+    }
+
     /// Reserves `calls` calls of `upstream`'s quota for the UTC day that starts at `day`, or a single call when fewer
-    /// than `calls` are left. Returns the calls reserved: `calls`, 1, or 0 when the quota is spent.
-    func reserve(upstream: String, day: Date, calls: Int, quota: Int) async throws -> Int {
+    /// than `calls` are left.
+    func reserve(upstream: String, day: Date, calls: Int, quota: Int) async throws -> Reservation {
         var wanted = min(calls, quota)
         while wanted > 0 {
             // One statement: the first reservation of the day inserts the row, later ones add to it only while the
@@ -24,10 +31,10 @@ struct DailyQuotaLedger: Sendable {
                  WHERE q.used + \(wanted) <= \(quota)
                 RETURNING used
                 """, prepare: true)
-            if !reserved.rows.isEmpty { return wanted }
+            if let used = try reserved.decode(as: Int.self).first { return Reservation(calls: wanted, used: used) }
             wanted = wanted > 1 ? 1 : 0
         }
-        return 0
+        return Reservation(calls: 0, used: quota)
     }
 
     /// Calls reserved at a time for a quota of `quota` calls a day: a 500th of it, so that replicas lose little of it
