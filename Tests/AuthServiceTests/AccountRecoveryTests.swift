@@ -182,6 +182,39 @@ import Testing
         }
     }
 
+    /// A link already delivered keeps working while the mail that would replace it cannot be sent; once that mail
+    /// arrives, only its link works.
+    @Test func aDeliveredLinkWorksUntilItsSuccessorIsDelivered() async throws {
+        let server = try await MailServer.start()
+        let port = server.port
+        try await AuthTestApp.withApp(environment: Self.environment(port: port)) { api, database in
+            let email = AuthTestApp.uniqueEmail("twice")
+            _ = try await api.signUp(email: email)
+            _ = try await api.call(.post, "/v1/auth/password-reset", json: PasswordResetRequest(email: email))
+            let first = try await Inbox(server: server).link(to: email, subject: "Reset your FavoriteMe password")
+            server.stop()
+
+            _ = try await api.call(.post, "/v1/auth/password-reset", json: PasswordResetRequest(email: email))
+            let pool = database.makePool(size: 1)
+            _ = try await eventually({
+                try await pool.query("""
+                    SELECT coalesce(max(attempts), 0) FROM auth.mail_outbox WHERE purpose = 'password-reset'
+                    """).single().decode(Int.self, at: 0)
+            }, until: { $0 >= 2 })
+            await pool.close()
+            #expect(try await api.call(.get, first.pathAndQuery).status == .ok)  // the failed attempts left it be
+
+            let restarted = try await MailServer.start(port: port)
+            defer { restarted.stop() }
+            let second = try await Inbox(server: restarted).link(to: email, subject: "Reset your FavoriteMe password")
+            #expect(second.token != first.token)
+            #expect(try await api.call(.get, first.pathAndQuery).status == .badRequest)
+            #expect(try await api.call(.post, "/v1/auth/password-reset/confirm",
+                                       json: PasswordResetConfirmation(token: second.token, newPassword: "the second one"))
+                .status == .noContent)
+        }
+    }
+
     /// A new account reads unverified in `/me` and in its access token; after its link, verified in both (a new token).
     @Test func followingTheVerificationLinkVerifiesTheEmail() async throws {
         try await withMailApp { api, mail, _ in

@@ -1,12 +1,15 @@
 import Foundation
 import Postgres
 
-/// A mail asked for and not delivered yet.
+/// A mail asked for and not delivered yet, as a sender claimed it.
 struct OutboxMail: Sendable, Equatable {
     var id: Int
     var purpose: LinkPurpose
     var email: String
     var attempts: Int
+    /// The end of this sender's claim: the row's next attempt while it is being sent. A sender that outlived its
+    /// claim finds another's there, and leaves the row alone.
+    var claimedUntil: Date
 }
 
 /// SQL for `mail_outbox`.
@@ -29,10 +32,10 @@ struct MailOutbox: Sendable {
     }
 
     /// Claims the mail that has waited longest among those due at `now`: in one transaction holding its row (other
-    /// replicas skip it), runs `prepare` and moves the mail's next attempt to `leaseEnd`, so that no replica takes it
+    /// replicas skip it), runs `prepare` and moves the mail's next attempt `lease` ahead, so that no replica takes it
     /// while it is being sent and one that stops mid-send leaves it due again. nil when no mail is due.
     func claimNextDue<Result: Sendable>(
-        now: Date, leaseEnd: Date,
+        now: Date, lease: TimeInterval,
         _ prepare: @Sendable (OutboxMail, isolated PostgresConnection) async throws -> Result
     ) async throws -> Result? {
         try await pool.withTransaction { connection in
@@ -44,9 +47,11 @@ struct MailOutbox: Sendable {
                 """).rows.first else { return nil }
             let (id, purpose, email, attempts) = try row.decode((Int, String, String, Int).self)
             guard let purpose = LinkPurpose(rawValue: purpose) else { return nil }
-            let result = try await prepare(OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts),
-                                           connection)
-            try await connection.query("UPDATE mail_outbox SET next_attempt_at = \(leaseEnd) WHERE id = \(id)")
+            // From the moment the row is held, not from `now`: waiting for a session must not shorten the claim.
+            let mail = OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts,
+                                  claimedUntil: Date().addingTimeInterval(lease))
+            let result = try await prepare(mail, connection)
+            try await connection.query("UPDATE mail_outbox SET next_attempt_at = \(mail.claimedUntil) WHERE id = \(id)")
             return result
         }
     }
@@ -56,15 +61,16 @@ struct MailOutbox: Sendable {
         try await connection.query("DELETE FROM mail_outbox WHERE id = \(mail.id)")
     }
 
+    /// Done with a mail this sender claimed (nothing, when its claim lapsed and another sender holds it).
     func remove(_ mail: OutboxMail) async throws {
-        try await pool.query("DELETE FROM mail_outbox WHERE id = \(mail.id)")
+        try await pool.query("DELETE FROM mail_outbox WHERE id = \(mail.id) AND next_attempt_at = \(mail.claimedUntil)")
     }
 
-    /// A failed attempt: tried again at `next`.
+    /// A failed attempt of a mail this sender claimed: tried again at `next`.
     func postpone(_ mail: OutboxMail, until next: Date, error: String) async throws {
         try await pool.query("""
             UPDATE mail_outbox SET attempts = attempts + 1, next_attempt_at = \(next), last_error = \(String(error.prefix(500)))
-             WHERE id = \(mail.id)
+             WHERE id = \(mail.id) AND next_attempt_at = \(mail.claimedUntil)
             """)
     }
 }

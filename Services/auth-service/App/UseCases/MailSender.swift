@@ -6,11 +6,13 @@ import ServiceLifecycle
 /// Delivers the outbox on every replica. For each mail due, one short transaction claims its row, finds the account
 /// of the address and mints the link's token (replacing the last one); the mail then goes over SMTP with no database
 /// connection held, and its row is deleted. The token is committed before anyone can read the mail, so a link works
-/// the moment it arrives. A failed delivery leaves the mail waiting (doubling, up to `MAIL_RETRY_MAX_SECONDS`), so a
-/// mail server outage delays mail and loses none; a server that refuses the mail for good (5xx) drops it.
+/// the moment it arrives. A failed delivery puts the account's previous link back (the one in the person's inbox keeps
+/// working) and leaves the mail waiting (doubling, up to `MAIL_RETRY_MAX_SECONDS`), so a mail server outage delays mail
+/// and loses none; a server that refuses the mail for good (5xx) drops it.
 ///
-/// Every attempt mints a new link, and a replica that stops between the server's acceptance and the row's deletion
-/// sends the mail again once its claim lapses: mail is delivered at least once, and only the newest link works.
+/// A claim lasts past the SMTP timeout; a replica that stops between the server's acceptance and the row's deletion
+/// leaves the mail to be sent again once its claim lapses, with a new link: mail is delivered at least once, and only
+/// the newest link delivered works.
 struct MailSender: Service {
     let outbox: MailOutbox
     let smtp: SMTPClient
@@ -34,14 +36,23 @@ struct MailSender: Service {
     }
 
     private enum Claim: Sendable {
-        case send(OutboxMail, MailMessage), nobodyToMail(LinkPurpose)
+        case send(Delivery), nobodyToMail(LinkPurpose)
     }
+
+    /// A claimed mail, its new link's token, and the link it replaced.
+    private struct Delivery: Sendable {
+        var mail: OutboxMail
+        var message: MailMessage
+        var token: LinkToken
+        var replaced: LinkTokens.Row?
+    }
+
+    /// Long enough that a send ends, one way or the other, before another replica may take its mail.
+    private var claimDuration: TimeInterval { Double(configuration.smtp.timeout.components.seconds) + 60 }
 
     /// Handles the mail that is due first; false when none is due at `now`.
     func deliverNext(now: Date) async throws -> Bool {
-        // Long enough that the send ends (one way or the other) before another replica may take the mail.
-        let leaseEnd = now.addingTimeInterval(Double(configuration.smtp.timeout.components.seconds) + 30)
-        let claim = try await outbox.claimNextDue(now: now, leaseEnd: leaseEnd) { mail, connection in
+        let claim = try await outbox.claimNextDue(now: now, lease: claimDuration) { mail, connection in
             try await prepare(mail, now: now, on: connection)
         }
         switch claim {
@@ -49,15 +60,17 @@ struct MailSender: Service {
             return false
         case .nobodyToMail(let purpose):
             counters.countMail(purpose, "no-account")
-        case .send(let mail, let message):
+        case .send(let delivery):
             do {
-                try await smtp.send(message)
+                try await smtp.send(delivery.message)
             } catch {
-                try await handle(mail, failure: error)
+                try await LinkTokens.restore(delivery.replaced, replacing: delivery.token, for: delivery.mail.purpose,
+                                             on: outbox.pool)
+                try await handle(delivery.mail, failure: error)
                 return true
             }
-            try await outbox.remove(mail)
-            counters.countMail(mail.purpose, "sent")
+            try await outbox.remove(delivery.mail)
+            counters.countMail(delivery.mail.purpose, "sent")
         }
         return true
     }
@@ -72,11 +85,12 @@ struct MailSender: Service {
         }
         let token = LinkToken.generate(for: recipient.id)
         let lifetime = configuration.lifetime(of: mail.purpose)
-        try await LinkTokens.replace(with: token, for: mail.purpose, issuedAt: now,
-                                     expiresAt: now.addingTimeInterval(lifetime), on: connection)
+        let replaced = try await LinkTokens.replace(with: token, for: mail.purpose, issuedAt: now,
+                                                    expiresAt: now.addingTimeInterval(lifetime), on: connection)
         let link = AccountMail.link(for: mail.purpose, token: token, publicBaseURL: configuration.publicBaseURL)
         let text = AccountMail(purpose: mail.purpose, link: link, validFor: lifetime)
-        return .send(mail, MailMessage(from: configuration.from, to: mail.email, subject: text.subject, text: text.text))
+        let message = MailMessage(from: configuration.from, to: mail.email, subject: text.subject, text: text.text)
+        return .send(Delivery(mail: mail, message: message, token: token, replaced: replaced))
     }
 
     /// Logs name the mail's id and purpose, never its address or link.
