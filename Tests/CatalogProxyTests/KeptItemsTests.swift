@@ -81,8 +81,8 @@ import Testing
                 == "Concert, with the venue")
             #expect(await kept.copy(experience: .ticketmaster, id: "e2", logger: Self.logger)?.item.title == "Play")
 
-            // A resolution's copy keeps its freshness and its record: a list that happens to carry the item again does
-            // not make it look newly resolved.
+            // A resolution's copy keeps its freshness and its record: a detail of another kind that carries the item
+            // does not make it look newly resolved.
             try await kept.keep(Self.artwork("SK-C-5", title: "The Night Watch"), resolvedFrom: "ref-5")
             try await Self.age("SK-C-5", by: Self.recordLife + 60, pool)
             await kept.remember([Self.artwork("SK-C-5", title: "Night Watch")], detailed: true, logger: Self.logger)

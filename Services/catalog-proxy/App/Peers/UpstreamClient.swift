@@ -107,8 +107,8 @@ final class UpstreamGate: Sendable {
         var day: Int
         /// Calls reserved from today's quota and not spent yet.
         var reserved = 0
-        /// Today's calls reserved by every replica, as of this replica's last reservation.
-        var usedByAll = 0
+        /// Today's calls reserved by every replica, as of this replica's last reservation; nil before today's first.
+        var usedByAll: Int?
         /// The ledger said today's quota is spent.
         var quotaSpent = false
         /// The reservation on its way, for `day`: one at a time, which every request that finds the gate empty waits
@@ -180,7 +180,7 @@ final class UpstreamGate: Sendable {
         if Self.day(of: now) > state.day {
             state.day = Self.day(of: now)
             state.reserved = 0
-            state.usedByAll = 0
+            state.usedByAll = nil
             state.quotaSpent = false
         }
         // Calls already reserved are spent even once the ledger has said the quota is gone (a concurrent request
@@ -219,10 +219,11 @@ final class UpstreamGate: Sendable {
     func recordSuccess() { state.withLock { $0.breaker.recordSuccess() } }
     func recordFailure(now: Date) { state.withLock { $0.breaker.recordFailure(now: now) } }
     /// The calls left of today's quota for all replicas: what none had reserved at this replica's last reservation, and
-    /// what this replica reserved and has not spent. nil without a daily quota.
+    /// what this replica reserved and has not spent. nil without a daily quota, or before this replica's first
+    /// reservation of the day (it knows nothing of the others' until then).
     var quotaLeft: Int? {
         guard let dailyQuota else { return nil }
-        return state.withLock { dailyQuota - $0.usedByAll + $0.reserved }
+        return state.withLock { state in state.usedByAll.map { dailyQuota - $0 + state.reserved } }
     }
 
     /// Whether the breaker refuses calls at `now`.

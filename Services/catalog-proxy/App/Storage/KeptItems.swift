@@ -16,9 +16,10 @@ import ServiceKit
 ///   museum's records change over days), so a warm search or detail costs no record call; then, while resolving it
 ///   again fails, still served as stale for `staleIfError`.
 ///
-/// A detail's copy has more facts than a search result's, so a search result never replaces it (it only marks the item
-/// as seen again), and never touches a resolved copy; a detail or a resolution replaces either. An item the upstream
-/// says no longer exists is forgotten.
+/// One copy per item. A detail's copy has more facts than a search result's, so a search result never replaces it (it
+/// only marks the item as seen again); a detail replaces a seen copy, and neither touches a resolved one, which only a
+/// resolution replaces (a second record resolving to the same object takes the copy over). An item the upstream says
+/// no longer exists is forgotten.
 struct KeptItems: Sendable {
     let pool: DatabasePool
     let staleIfError: TimeInterval
@@ -151,6 +152,11 @@ struct KeptItems: Sendable {
     /// Deletes the copies past their life, now and then (``PruneSchedule``).
     private func pruneIfDue() async throws {
         guard prune.isDue() else { return }
-        try await pool.query("DELETE FROM kept_items WHERE kept_at < now() - \(fragment: lifetime)")
+        // Two conditions on `kept_at` alone, so that the index finds the rows.
+        try await pool.query("""
+            DELETE FROM kept_items
+             WHERE (reference IS NULL AND kept_at < now() - make_interval(secs => \(staleIfError)::float8))
+                OR kept_at < now() - make_interval(secs => \(recordLife + staleIfError)::float8)
+            """)
     }
 }
