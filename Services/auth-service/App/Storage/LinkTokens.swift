@@ -34,15 +34,15 @@ enum LinkTokens {
     /// Undoes a ``replace(with:for:issuedAt:expiresAt:on:)`` whose link was never delivered: the account's previous
     /// link works again (or none, when there was none). Nothing happens once `token` was replaced or used meanwhile.
     static func restore(_ previous: Row?, replacing token: LinkToken, for purpose: LinkPurpose,
-                        on pool: DatabasePool) async throws {
+                        on connection: isolated PostgresConnection) async throws {
         if let previous {
-            try await pool.query("""
+            try await connection.query("""
                 UPDATE link_tokens
                    SET digest = \(previous.digest), issued_at = \(previous.issuedAt), expires_at = \(previous.expiresAt)
                  WHERE user_id = \(token.accountID) AND purpose = \(purpose.rawValue) AND digest = \(token.digest)
                 """)
         } else {
-            try await pool.query("""
+            try await connection.query("""
                 DELETE FROM link_tokens
                  WHERE user_id = \(token.accountID) AND purpose = \(purpose.rawValue) AND digest = \(token.digest)
                 """)

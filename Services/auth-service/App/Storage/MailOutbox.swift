@@ -61,6 +61,18 @@ struct MailOutbox: Sendable {
         try await connection.query("DELETE FROM mail_outbox WHERE id = \(mail.id)")
     }
 
+    /// Takes back what the claim's `prepare` changed, in a transaction of its own, after a failed send: only while the
+    /// claim is still this sender's (a sender that outlived it leaves the row to the one holding it now).
+    func release(_ mail: OutboxMail, undoing prepared: @Sendable (isolated PostgresConnection) async throws -> Void)
+        async throws {
+        try await pool.withTransaction { connection in
+            guard try await !connection.query("""
+                SELECT 1 FROM mail_outbox WHERE id = \(mail.id) AND next_attempt_at = \(mail.claimedUntil) FOR UPDATE
+                """).rows.isEmpty else { return }
+            try await prepared(connection)
+        }
+    }
+
     /// Done with a mail this sender claimed (nothing, when its claim lapsed and another sender holds it).
     func remove(_ mail: OutboxMail) async throws {
         try await pool.query("DELETE FROM mail_outbox WHERE id = \(mail.id) AND next_attempt_at = \(mail.claimedUntil)")

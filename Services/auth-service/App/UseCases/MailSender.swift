@@ -64,8 +64,10 @@ struct MailSender: Service {
             do {
                 try await smtp.send(delivery.message)
             } catch {
-                try await LinkTokens.restore(delivery.replaced, replacing: delivery.token, for: delivery.mail.purpose,
-                                             on: outbox.pool)
+                try await outbox.release(delivery.mail) { connection in
+                    try await LinkTokens.restore(delivery.replaced, replacing: delivery.token,
+                                                 for: delivery.mail.purpose, on: connection)
+                }
                 try await handle(delivery.mail, failure: error)
                 return true
             }

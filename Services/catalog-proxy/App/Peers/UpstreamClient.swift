@@ -266,12 +266,13 @@ struct UpstreamClient: Sendable {
                 // Full jitter: replicas retrying together do not hammer a recovering upstream in step.
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 50...(150 * attempt))))
             }
-            do throws(UpstreamFailure) { try await admit() } catch {
+            do throws(UpstreamFailure) {
+                defer { if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) } }
+                try await admit()
+            } catch {
                 metrics.refused(name.rawValue, reason: error.refusalReason ?? "ledger-unavailable")
-                if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) }
                 throw error
             }
-            if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) }
             let started = ContinuousClock.now
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in
