@@ -35,6 +35,7 @@ bench_build auth-service
 binary="$BENCH_BIN/auth-service"
 
 start_bench_postgres
+bench_start_mail
 port="$(bench_free_port)"
 base="http://127.0.0.1:$port"
 bench_start auth env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$port" LOG_LEVEL=warning \

@@ -70,6 +70,7 @@ replay_port="$(bench_free_port)"; auth_port="$(bench_free_port)"; catalog_port="
 favorites_port="$(bench_free_port)"
 common=(DATABASE_URL="$BENCH_PG_URL" LOG_LEVEL=warning)
 bench_start replay "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
+bench_start_mail
 start_timed auth "$auth_port" env "${common[@]}" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" BCRYPT_COST=4 \
     "$bin/auth-service"
 auth_ms="$STARTED_MS" auth_pid="$STARTED_PID"

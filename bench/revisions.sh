@@ -53,6 +53,7 @@ for revision in "${revisions[@]}"; do
 done
 
 start_bench_postgres
+bench_start_mail
 replay_port="$(bench_free_port)"
 bench_start replay "${bin[${revisions[1]}]}/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
 auth_port="$(bench_free_port)"; catalog_port="$(bench_free_port)"; favorites_port="$(bench_free_port)"

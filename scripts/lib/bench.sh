@@ -103,8 +103,26 @@ bench_wait_ready() { # url log
     die "$1 did not answer"
 }
 
-# Starts release builds of replay-upstream (the recorded catalogs from fixtures), auth-service (cheap bcrypt, for
-# tokens) and catalog-proxy (long cache lifetimes, no per-user limit) on the bench server, and waits until they are
+# A mail server for the auth-services a script starts (it exports SMTP_PORT, which they inherit), as the stack has one:
+# without it every sign-up's verification mail would be tried again and again against a closed port while the figures
+# are taken, adding statements of its own to the ones measured. Mails land in $BENCH_WORK/mail/new.
+bench_start_mail() {
+    ensure_packages python3-venv
+    ensure_mail_server "$PWD"
+    SMTP_PORT="$(bench_free_port)"
+    export SMTP_PORT
+    bench_start mail "$MAIL_PYTHON" scripts/mail-server.py --port "$SMTP_PORT" --maildir "$BENCH_WORK/mail"
+    local _
+    for _ in $(seq 1 100); do
+        grep -q '^listening on' "$BENCH_WORK/mail.log" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    cat "$BENCH_WORK/mail.log" >&2
+    die "the bench mail server did not start"
+}
+
+# Starts release builds of replay-upstream (the recorded catalogs from fixtures), a mail server, auth-service (cheap
+# bcrypt, for tokens) and catalog-proxy (long cache lifetimes, no per-user limit) on the bench server, and waits until they are
 # ready. Sets BENCH_AUTH_URL and BENCH_CATALOG_URL.
 # shellcheck disable=SC2034  # read by the sourcing script
 bench_start_catalog_services() { # bin-directory fixtures-directory
@@ -114,6 +132,7 @@ bench_start_catalog_services() { # bin-directory fixtures-directory
     BENCH_CATALOG_URL="http://127.0.0.1:$catalog_port"
     BENCH_REPLAY_URL="http://127.0.0.1:$replay_port"
     bench_start replay "$bin/replay-upstream" --port "$replay_port" --fixtures "$fixtures"
+    bench_start_mail
     bench_start auth env DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA=auth HTTP_PORT="$auth_port" LOG_LEVEL=warning \
         BCRYPT_COST=4 "$bin/auth-service"
     bench_wait_ready "$BENCH_AUTH_URL/health/ready" "$BENCH_WORK/auth.log"
