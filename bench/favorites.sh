@@ -60,55 +60,10 @@ load() { # script connections
     wrk -t2 -c"$2" -d"${seconds}s" --latency -s "$BENCH_WORK/$1.lua" "$gateway" | bench_wrk_figures
 }
 
-# pgbench's users and their streams, in the service's own tables (the service never reads them).
 psql_run() { psql "$BENCH_PG_URL" -v ON_ERROR_STOP=1 -qAt "$@"; }
-psql_run <<SQL
-SET search_path = favorites;
-INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version)
-SELECT md5('bench-' || u)::uuid, 'ticketmaster', 'item-' || i, 'Bench item ' || i, 'A venue', NULL, 20 + i, NULL,
-       now(), i
-  FROM generate_series(1, $users) u, generate_series(1, 5) i;
-INSERT INTO event_streams (stream_id, version) SELECT 'bench-' || u, 5 FROM generate_series(1, $users) u;
-CREATE TABLE public.bench_writes (id bigserial PRIMARY KEY, worker int NOT NULL, title text NOT NULL,
-                                  created_at timestamptz NOT NULL DEFAULT now());
-SQL
-snapshot='{"experience":"ticketmaster","imageURL":"https://s1.ticketm.net/dam/a/c4c/e751ab33-b9cd-4d24-ad4a-5ef79faa7c4c_1252941_RETINA_PORTRAIT_3_2.jpg","itemId":"ITEM","price":49.5,"subtitle":"Footprint Center, Phoenix","title":"Phoenix Suns vs. Los Angeles Lakers"}'
-metadata='{"actor":"00000000-0000-0000-0000-000000000000","requestID":"00000000-0000-0000-0000-000000000000"}'
-# The statements favorites-service runs for PUT (add) and for DELETE (remove), in the same two round trips: BEGIN and
-# the state under the stream's lock (favorites_write_state) in one pipeline; the append with the view's change and
-# COMMIT in a second. pgbench cannot carry a result from one pipeline into the next (no \gset in pipeline mode), so
-# where the service binds the version it read, the write looks it up again by primary key: a little more database
-# work for pgbench. Its sessions get the service's search_path (PGOPTIONS), as the functions resolve names with it.
-append_statements() { # view-statement
-    cat <<SQL
-\\set r random(1, 2000000000)
-\\startpipeline
-BEGIN;
-SELECT * FROM favorites_write_state('bench-' || :u, md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, NULL,
-                                    md5(:u || '-' || :r)::uuid);
-\\endpipeline
-\\startpipeline
-WITH appended AS (
-    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at)
-    VALUES ('bench-' || :u, coalesce((SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u), 0) + 1,
-            md5(:u || '-' || :r)::uuid, 'favorite-added', 1, replace('$snapshot', 'ITEM', 'item-' || :i)::jsonb,
-            '$metadata'::jsonb, COALESCE(NULL::timestamptz, now()))
-), advanced AS (
-    INSERT INTO event_streams AS s (stream_id, version) VALUES ('bench-' || :u, 1)
-    ON CONFLICT (stream_id) DO UPDATE SET version = s.version + 1
-)
-$1
-COMMIT;
-\\endpipeline
-SQL
-}
-stream_version="(SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u)"
-{
-    echo "\\set u random(1, $users)"
-    echo "\\set i random(1, 5)"
-    append_statements "INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version) VALUES (md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, 'Bench', 'A venue', NULL, 49.5, NULL, now(), $stream_version + 1) ON CONFLICT (user_id, experience, item_id) DO NOTHING;"
-    append_statements "DELETE FROM favorites WHERE user_id = md5('bench-' || :u)::uuid AND experience = 'ticketmaster' AND item_id = 'item-' || :i;"
-} >"$BENCH_WORK/append.sql"
+bench_pgbench_toggles "$users" "$BENCH_WORK/append.sql"
+psql_run -c "CREATE TABLE public.bench_writes (id bigserial PRIMARY KEY, worker int NOT NULL, title text NOT NULL,
+                                               created_at timestamptz NOT NULL DEFAULT now())"
 cat >"$BENCH_WORK/insert.sql" <<'SQL'
 \set worker random(0, 63)
 INSERT INTO public.bench_writes (worker, title) VALUES (:worker, 'favorite');
@@ -120,12 +75,9 @@ SELECT experience, item_id, title, subtitle, image_url, price, rating, favorited
  WHERE user_id = md5('bench-' || :u)::uuid AND experience = 'ticketmaster' AND version < 9223372036854775807
  ORDER BY version DESC LIMIT 51;
 SQL
-# Transactions per second (each append.sql run is two transactions, as two wrk requests are), and the p99 in ms.
+# Transactions per second (each append.sql run is two transactions, as two wrk requests are).
 pgbench_run() { # script clients [transactions-per-run]
-    local per_run="${3:-1}"
-    PGHOST=127.0.0.1 PGPORT=$BENCH_PG_PORT PGUSER=postgres PGOPTIONS="-c search_path=favorites" pgbench -n -M prepared -f "$BENCH_WORK/$1.sql" -c "$2" \
-        -j 2 -T "$seconds" postgres 2>/dev/null |
-        awk -v per="$per_run" '/^tps = / { printf "%d\n", $3 * per }'
+    bench_pgbench "$BENCH_WORK/$1.sql" "$2" "$seconds" | awk -v per="${3:-1}" '{ printf "%d\n", $1 * per }'
 }
 
 log_info "warming up (first requests fill the catalog cache and the connection pools)"
@@ -167,7 +119,7 @@ BEGIN;
 -- Ten events per filler stream, of a type no view reads; the projection's checkpoint moves past them with them.
 INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
 SELECT 'filler-' || (n / 10), n % 10 + 1, gen_random_uuid(), 'bench-filler', 1,
-       replace('$snapshot', 'ITEM', 'filler-' || n)::jsonb, '$metadata'::jsonb
+       replace('$BENCH_EVENT_DATA', 'ITEM', 'filler-' || n)::jsonb, '$BENCH_EVENT_METADATA'::jsonb
   FROM generate_series(0, $log_events - 1) n;
 INSERT INTO event_streams (stream_id, version) SELECT 'filler-' || s, 10 FROM generate_series(0, ($log_events - 1) / 10) s
 ON CONFLICT DO NOTHING;

@@ -4,7 +4,8 @@
 #   1. favorite/unfavorite toggles: 200 users each toggling their 5 items; ours takes each item's snapshot from
 #      catalog-proxy (or from its copy of a moment ago: FAVORITES_SNAPSHOT_TTL_SECONDS), PocketBase stores the record
 #      the client sends (a title). Ours twice: synchronous_commit off, then on (the production default) for
-#      favorites-service's sessions;
+#      favorites-service's sessions; and PostgreSQL alone, pgbench running the statements of the same toggles on the
+#      same cluster (bench_pgbench_toggles), off and on: what any service over this database could at most reach;
 #   2. the list of a user's 5 favorites; 3. the heart ids (just the item ids); 4. sign-in, both sides at one bcrypt
 #      cost: PocketBase's is read from its stored hashes, and the run stops if it is not the one ours is given.
 # Ours directly and through the deployed gateway (deploy/nginx/gateway.conf.in rendered as scripts/stack does; the
@@ -95,6 +96,7 @@ start_favorites favorites "$BENCH_PG_URL"
 favorites_url="$started_url"
 start_favorites favorites-commit-on "$commit_on_url"
 favorites_on_url="$started_url"
+bench_pgbench_toggles "$users" "$BENCH_WORK/toggles.sql"  # once favorites-service has made its tables
 
 # The gateway as deployed (deploy/nginx/gateway.conf.in, target local, as scripts/stack renders it: its sign-in limit,
 # access log, keepalive, timeouts and problem documents), twice: one in front of each favorites-service process. What
@@ -159,6 +161,11 @@ load() { # workload side connections seconds
         ours-on) url="$favorites_on_url"; kind=ours ;;
         nginx) url="$gateway"; kind=ours ;;
         nginx-on) url="$gateway_on"; kind=ours ;;
+        pgbench | pgbench-on)  # no HTTP and no p99: a toggle per pgbench transaction of the script's two
+            local options=""
+            [[ "$2" == pgbench-on ]] && options="-c synchronous_commit=on"
+            result="$(bench_pgbench "$BENCH_WORK/toggles.sql" "$3" "$4" "$options" | awk '{ printf "%.2f", $1 * 2 }') - 0 0 - -"
+            return ;;
     esac
     rm -f "$file"
     PEERS_SIDE="$kind" PEERS_WORKLOAD="$1" PEERS_USERS="$users" PEERS_PASSWORD="$password" PEERS_THREADS=2 \
@@ -208,7 +215,7 @@ measure() { # workload side…
 # Access tokens live 15 minutes (ACCESS_TOKEN_TTL_SECONDS at most 900): ours get fresh ones before each workload.
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"  # the machine is shared: say how busy it was
 log_info "toggles (ours with synchronous_commit off and on), $rounds round(s) of ${seconds}s"
-measure toggle ours pocketbase nginx ours-on nginx-on
+measure toggle ours pocketbase nginx ours-on nginx-on pgbench pgbench-on
 top="$(echo "$connection_levels" | awk '{ print $NF }')"
 
 # Where a request's CPU goes: as many more runs per side as rounds, at the most connections, with the CPU time each
@@ -285,11 +292,12 @@ row() { # label workload side side-label connections
         "$(rate "$low")–$(rate "$high")" "$(median ${p99_of[$figure]})" "${non_2xx_of[$figure]}" \
         "${socket_of[$figure]}" "$ratio" "$(kinds "$figure")"
 }
-rows() { # label workload direct-side nginx-side
+rows() { # label workload direct-side nginx-side [pgbench-side]
     local c
     for c in $connection_levels; do
         row "$1" "$2" "$3" "ours direct" "$c"
         row "$1" "$2" "$4" "ours via nginx" "$c"
+        [[ -n "${5:-}" ]] && row "$1" "$2" "$5" "pgbench alone" "$c"
         row "$1" "$2" pocketbase PocketBase "$c"
     done
 }
@@ -309,8 +317,8 @@ echo "items: ticketmaster (${#items[@]} recorded events, details from catalog-pr
     "load average before $load_before, after $load_after"
 printf '%-22s %5s  %-15s %9s  %-17s %8s %8s %7s %8s  %s\n' workload conns side "2xx/s" "rounds min–max" "p99 ms" \
     non-2xx socket "÷ PB" "kinds"
-rows "toggles, commit off" toggle ours nginx
-rows "toggles, commit on" toggle ours-on nginx-on
+rows "toggles, commit off" toggle ours nginx pgbench
+rows "toggles, commit on" toggle ours-on nginx-on pgbench-on
 rows "list of 5" list ours nginx
 rows "heart ids" ids ours nginx
 rows "sign-in (cost $cost)" signin ours nginx

@@ -299,3 +299,66 @@ bench_start_pocketbase() { # superuser-password
     bench_wait_ready "$pocketbase_url/api/health" "$BENCH_WORK/pocketbase.log"
     python3 bench/peers/setup.py pocketbase-init "$pocketbase_url" bench@example.com "$1"
 }
+
+# An event's data and metadata as favorites-service stores them, for SQL that writes events itself.
+BENCH_EVENT_DATA='{"experience":"ticketmaster","imageURL":"https://s1.ticketm.net/dam/a/c4c/e751ab33-b9cd-4d24-ad4a-5ef79faa7c4c_1252941_RETINA_PORTRAIT_3_2.jpg","itemId":"ITEM","price":49.5,"subtitle":"Footprint Center, Phoenix","title":"Phoenix Suns vs. Los Angeles Lakers"}'
+BENCH_EVENT_METADATA='{"actor":"00000000-0000-0000-0000-000000000000","requestID":"00000000-0000-0000-0000-000000000000"}'
+
+# PostgreSQL alone doing a favorite toggle: `users` users with five favorites each and their streams, in
+# favorites-service's tables (bench-1 …; the service never reads them), and a pgbench script (`file`) whose every run is
+# an add and a remove of one of them. Each runs the statements the service runs for PUT and for DELETE, in the same two
+# round trips: BEGIN and the state under the stream's lock (favorites_write_state) in one pipeline; the append with the
+# view's change and COMMIT in a second. pgbench cannot carry a result from one pipeline into the next (no \gset in
+# pipeline mode), so where the service binds the version it read, the write looks it up again by primary key: a little
+# more database work for pgbench. Run it with the service's search_path (bench_pgbench does).
+bench_pgbench_toggles() { # users file
+    psql "$BENCH_PG_URL" -v ON_ERROR_STOP=1 -qAt <<SQL
+SET search_path = favorites;
+INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version)
+SELECT md5('bench-' || u)::uuid, 'ticketmaster', 'item-' || i, 'Bench item ' || i, 'A venue', NULL, 20 + i, NULL,
+       now(), i
+  FROM generate_series(1, $1) u, generate_series(1, 5) i;
+INSERT INTO event_streams (stream_id, version) SELECT 'bench-' || u, 5 FROM generate_series(1, $1) u;
+SQL
+    local stream_version="(SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u)"
+    {
+        echo "\\set u random(1, $1)"
+        echo "\\set i random(1, 5)"
+        _bench_pgbench_write "INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version) VALUES (md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, 'Bench', 'A venue', NULL, 49.5, NULL, now(), $stream_version + 1) ON CONFLICT (user_id, experience, item_id) DO NOTHING;"
+        _bench_pgbench_write "DELETE FROM favorites WHERE user_id = md5('bench-' || :u)::uuid AND experience = 'ticketmaster' AND item_id = 'item-' || :i;"
+    } >"$2"
+}
+
+_bench_pgbench_write() { # view-statement
+    cat <<SQL
+\\set r random(1, 2000000000)
+\\startpipeline
+BEGIN;
+SELECT * FROM favorites_write_state('bench-' || :u, md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, NULL,
+                                    md5(:u || '-' || :r)::uuid);
+\\endpipeline
+\\startpipeline
+WITH appended AS (
+    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at)
+    VALUES ('bench-' || :u, coalesce((SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u), 0) + 1,
+            md5(:u || '-' || :r)::uuid, 'favorite-added', 1, replace('$BENCH_EVENT_DATA', 'ITEM', 'item-' || :i)::jsonb,
+            '$BENCH_EVENT_METADATA'::jsonb, COALESCE(NULL::timestamptz, now()))
+), advanced AS (
+    INSERT INTO event_streams AS s (stream_id, version) VALUES ('bench-' || :u, 1)
+    ON CONFLICT (stream_id) DO UPDATE SET version = s.version + 1
+)
+$1
+COMMIT;
+\\endpipeline
+SQL
+}
+
+# pgbench (prepared statements, 2 threads) running `file` with `clients` clients for `seconds` on the bench cluster,
+# with favorites-service's search_path and the session settings in `options` (PGOPTIONS form, e.g.
+# "-c synchronous_commit=on"). Prints its transactions per second, and leaves its output in $BENCH_WORK/pgbench.txt.
+bench_pgbench() { # file clients seconds [options]
+    PGHOST=127.0.0.1 PGPORT=$BENCH_PG_PORT PGUSER=postgres PGOPTIONS="-c search_path=favorites ${4:-}" \
+        pgbench -n -M prepared -f "$1" -c "$2" -j 2 -T "$3" postgres >"$BENCH_WORK/pgbench.txt" 2>&1 \
+        || { cat "$BENCH_WORK/pgbench.txt" >&2; die "pgbench failed on $1"; }
+    awk '/^tps = / { print $3 }' "$BENCH_WORK/pgbench.txt"
+}
