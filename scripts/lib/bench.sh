@@ -122,8 +122,8 @@ bench_start_mail() {
 }
 
 # Starts release builds of replay-upstream (the recorded catalogs from fixtures), a mail server, auth-service (cheap
-# bcrypt, for tokens) and catalog-proxy (long cache lifetimes, no per-user limit) on the bench server, and waits until they are
-# ready. Sets BENCH_AUTH_URL and BENCH_CATALOG_URL.
+# bcrypt, for tokens) and catalog-proxy (long cache lifetimes, no per-user limit) on the bench server, and waits until
+# they are ready. Sets BENCH_AUTH_URL and BENCH_CATALOG_URL.
 # shellcheck disable=SC2034  # read by the sourcing script
 bench_start_catalog_services() { # bin-directory fixtures-directory
     local bin="$1" fixtures="$2" replay_port auth_port catalog_port
