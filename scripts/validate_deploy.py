@@ -5,7 +5,7 @@
 
 Prints one `error: …` line per broken rule on stderr and exits 1 when there is any. Writes the manifests that hold
 built-in kinds only (one path a line) to BUILTIN_LIST, for kubernetes-validate. Needs jsonschema and PyYAML 6:
-scripts/validate-deploy runs it with the k8s tools it installs into .local/venv-deploy/k8s-lib. The rules are in
+scripts/validate-deploy runs it with the k8s tools it installs into its venv (k8s-lib). The rules are in
 scripts/manifest_rules/.
 """
 import pathlib

@@ -35,6 +35,8 @@ public final class TCPRelay: Sendable {
         var listener: Int32 = -1
         /// Every connection's descriptors, each closed by the last thread that uses it.
         var open: Set<Int32> = []
+        /// Answers the server sent that `holdAnswers` is holding, or held.
+        var answersHeld = 0
     }
 
     /// Relays to `host` (an IPv4 address) and `port`.
@@ -64,6 +66,10 @@ public final class TCPRelay: Sendable {
             for descriptor in state.open { shutdown(descriptor, Int32(SHUT_RDWR)) }
         }
     }
+
+    /// How many answers `holdAnswers` has held so far (each counted as it starts waiting): a test waits for this, not
+    /// for a guessed time, before it acts while an answer is held.
+    public var answersHeld: Int { state.withLock { $0.answersHeld } }
 
     /// New connections are accepted and then ignored; those already made go on.
     public func swallowNewConnections() { set(.swallow) }
@@ -178,6 +184,7 @@ public final class TCPRelay: Sendable {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
             if !held {
+                state.withLock { $0.answersHeld += 1 }
                 Thread.sleep(forTimeInterval: hold)
                 held = true
             }

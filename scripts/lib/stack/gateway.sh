@@ -47,7 +47,7 @@ render_gateway_config() {
     done
     "$RENDER_GATEWAY" local PID_FILE="$NGINX_PID_FILE" ERROR_LOG="$LOG_DIR/gateway-error.log" \
         ACCESS_LOG="$LOG_DIR/gateway-access.log" TEMP_DIR="$NGINX_TEMP_DIR" LISTEN_PORT="$GATEWAY_PORT" \
-        PEER_PORT="$PEER_PORT" "${upstreams[@]}" >"$candidate" \
+        PEER_PORT="$PEER_PORT" SIGNIN_RATE="$SIGNIN_RATE" SIGNIN_BURST="$SIGNIN_BURST" "${upstreams[@]}" >"$candidate" \
         || die "rendering the gateway config failed (deploy/nginx/render)"
     local output
     if ! output="$(nginx_cmd -t -q -c "$candidate" 2>&1)"; then

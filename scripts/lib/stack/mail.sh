@@ -17,7 +17,7 @@ start_mail_server() {
         log_info "mail-server already running (pid $pid)"
         return 0
     fi
-    ensure_mail_server "$ROOT"
+    ensure_mail_server
     port_in_use "$SMTP_PORT" && die "port $SMTP_PORT (mail-server) is taken; set STACK_SMTP_PORT"
     (cd "$ROOT" && exec setsid nohup "$MAIL_PYTHON" "$ROOT/scripts/mail-server.py" --port "$SMTP_PORT" \
         --maildir "$MAIL_DIR") >>"$log" 2>&1 </dev/null 9>&- &

@@ -10,12 +10,10 @@ build_services() {
         log_info "using prebuilt binaries from $BIN_DIR (STACK_BIN_DIR)"
     else
         ensure_swift
-        local service
-        for service in "${SERVICES[@]}" replay-upstream; do
-            log_info "swift build -c $BUILD_CONFIG --product $service"
-            (cd "$ROOT" && swift build -c "$BUILD_CONFIG" --product "$service") || die "building $service failed"
-        done
-        BIN_DIR="$(cd "$ROOT" && swift build -c "$BUILD_CONFIG" --show-bin-path)"
+        # Every product in one build (the services, replay-upstream, favme): the build the tests use, in debug.
+        log_info "scripts/build -c $BUILD_CONFIG"
+        "$ROOT/scripts/build" -c "$BUILD_CONFIG" || die "the build failed"
+        BIN_DIR="$ROOT/.build/$BUILD_CONFIG"
     fi
     for service in "${SERVICES[@]}" replay-upstream; do
         [[ -x "$BIN_DIR/$service" ]] || die "no executable $BIN_DIR/$service"
@@ -206,7 +204,7 @@ wait_until_ready() {
             done
             die "not ready after ${WAIT_SECONDS}s:$summary (logs above; 'scripts/stack status' for details)"
         fi
-        sleep 1
+        sleep 0.1
     done
 }
 
