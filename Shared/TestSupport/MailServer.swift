@@ -19,7 +19,7 @@ public final class MailServer: Sendable {
         FileManager.default.createFile(atPath: log, contents: nil)
         let pid = try spawnProgram(python, [script, "--port", String(port), "--maildir", maildir.path] + arguments,
                                    outputPath: log)
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(60)  // a busy machine starts Python slowly; a poll, not a wait
         while ContinuousClock.now < deadline {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             if let line = output.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),

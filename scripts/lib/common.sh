@@ -152,6 +152,13 @@ ensure_packages() {
 # shellcheck disable=SC2034  # read by the scripts that source this file
 SWIFT_BUILD_FLAGS=(--disable-index-store -debug-info-format none)
 
+# Runs the built tests (Swift Testing's arguments: --filter, --skip, --xunit-output FILE, --list-tests). The tests'
+# executable itself rather than `swift test`, which would plan the package again and hold SwiftPM's lock on .build for
+# as long as the tests run: two stages could not test side by side.
+run_built_tests() {
+    NO_COLOR=1 "$(project_root)/.build/debug/favoriteme-cloudPackageTests.xctest" --testing-library swift-testing "$@"
+}
+
 # The Swift toolchain cannot come from apt, so only check for it and explain.
 ensure_swift() {
     command -v swift >/dev/null 2>&1 \

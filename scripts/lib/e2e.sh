@@ -115,34 +115,29 @@ run_stack_suite() { # filter report [extra environment…]
     mapfile -t stack_env < <(e2e_stack_env)
     password="$(sed -n 's/^FAVORITES_SERVICE_DB_PASSWORD=//p' "$E2E_DIR/stack.env" | tail -n 1)"
     for port in 8301 8302; do replicas+=("http://127.0.0.1:$((port + E2E_PORT_OFFSET))"); done
-    log_info "swift test --filter $filter (through the gateway)"
+    log_info "the tests matching $filter (through the gateway)"
     # The suites restart what they kill with scripts/stack, so they get the same STACK_* settings. The catalog's time
     # budget: every attempt's timeout plus the longest pause between attempts (150 ms × attempt number).
-    if ! env "${stack_env[@]}" "$@" E2E_GATEWAY_URL="http://127.0.0.1:$E2E_GATEWAY_PORT" \
-        E2E_FAVORITES_REPLICAS="$(IFS=,; echo "${replicas[*]}")" \
-        E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))" \
-        E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))" \
-        E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new" \
-        E2E_SPANS="$E2E_DIR/spans.jsonl" E2E_SIGNIN_BURST="$E2E_SIGNIN_BURST" \
-        E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme" \
-        E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack" \
-        swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build --filter "$filter" --xunit-output "$report"; then
+    local -a environment=("${stack_env[@]}" "$@" E2E_GATEWAY_URL="http://127.0.0.1:$E2E_GATEWAY_PORT"
+        E2E_FAVORITES_REPLICAS="$(IFS=,; echo "${replicas[*]}")"
+        E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))"
+        E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))"
+        E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new"
+        E2E_SPANS="$E2E_DIR/spans.jsonl" E2E_SIGNIN_BURST="$E2E_SIGNIN_BURST"
+        E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme"
+        E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack")
+    if ! (export "${environment[@]}" && run_built_tests --filter "$filter" --xunit-output "$report"); then
         tail -n 30 "$E2E_DIR"/logs/*-service-*.log "$E2E_DIR"/logs/catalog-proxy-*.log >&2 || true
         die "$filter failed"
     fi
 }
 
-# The JUnit report `swift test --xunit-output FILE` writes for Swift Testing's tests.
-swift_testing_report() { printf '%s-swift-testing.xml\n' "${1%.xml}"; } # report
-
 # Fails naming every test of `swift test list` whose name starts with `prefix` that no report holds as run.
 check_every_test_ran() { # list-file prefix report…
     local list="$1" prefix="$2" missing
     shift 2
-    local -a reports=()
-    local report
-    for report; do reports+=("$(swift_testing_report "$report")"); done
-    if ! missing="$(python3 "$E2E_ROOT/scripts/lib/every_test_ran.py" <(awk -v prefix="$prefix" 'index($0, prefix) == 1' "$list") "${reports[@]}")"; then
+    if ! missing="$(python3 "$E2E_ROOT/scripts/lib/every_test_ran.py" \
+        <(awk -v prefix="$prefix" 'index($0, prefix) == 1' "$list") "$@")"; then
         die "tests that no stage ran:"$'\n'"$missing"
     fi
 }
