@@ -28,7 +28,7 @@ struct FollowLink: Sendable {
         guard let account = try await pool.withSession({ connection in
             try await AccountStore.find(id: token.accountID, forUpdate: false, on: connection)
         }) else { throw AuthRefusal.invalidLinkToken }
-        if let problem = PasswordPolicy.problem(with: newPassword, email: EmailAddress(normalizing: account.email)) {
+        if let problem = PasswordPolicy.problem(with: newPassword, email: EmailAddress(stored: account.email)) {
             throw AuthRefusal.invalidFields([FieldError(field: "newPassword", message: problem)])
         }
         let hash = try await hasher.hash(newPassword)
