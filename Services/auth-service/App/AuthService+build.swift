@@ -67,7 +67,8 @@ public func buildApplication(
         ).register(public: api, authenticated: authenticated)
         LinkPages(followLink: followLink).register(on: router)
         KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
-                       revocationWindow: authConfiguration.revocationWindow).register(on: router, api: api)
+                       revocationWindow: authConfiguration.revocationWindow, peerSecret: configuration.peerSecret)
+            .register(on: router, api: api)
         keys = signingKeys
         mailSender = MailSender(outbox: mailOutbox, smtp: SMTPClient(settings: authConfiguration.mail.smtp),
                                 configuration: authConfiguration.mail, counters: counters, logger: dependencies.logger)

@@ -48,7 +48,8 @@ public func buildApplication(
             logger: dependencies.logger, metrics: dependencies.metrics)
         background = [
             hub,
-            AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
+            AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
+                           pool: dependencies.pool,
                            interval: erasurePoll, logger: dependencies.logger),
             notifier,
             ProjectionRunner(projection: MostFavorited(), pool: dependencies.pool, wakeUpChannel: eventsChannel,
