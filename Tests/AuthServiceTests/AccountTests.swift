@@ -22,7 +22,7 @@ import Testing
             let me = try await api.call(.get, "/v1/auth/me", token: session.accessToken)
             #expect(me.status == .ok)
             #expect(try me.decode(UserProfile.self) == session.user)
-            #expect(me.headers[.cacheControl] == "private, no-cache")
+            #expect(me.headers[.cacheControl] == "no-store")
         }
     }
 

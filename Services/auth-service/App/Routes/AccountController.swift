@@ -63,7 +63,7 @@ struct AccountController: Sendable {
     @Sendable func me(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let account = try await signedInAccount(context.user)
         return try ServiceJSON.encoder.encode(account.profile)
-            .conditionalJSONResponse(to: request, headers: Self.privateNoCache)
+            .conditionalJSONResponse(to: request, headers: Self.noStore)
     }
 
     /// Only the experience and preferences change here; any other field is refused with 400, so a client never
@@ -144,9 +144,9 @@ struct AccountController: Sendable {
     static let maximumDeviceNameLength = 100
     static let maximumDeviceNameBytes = 400
 
+    /// For everything personal (tokens, the profile, the session list): no cache on the way or on the device keeps a
+    /// copy. An `ETag` still saves a client that asks with `If-None-Match` the body.
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
-    /// For what the user reads back: the client may keep it and revalidate it with `If-None-Match`.
-    static let privateNoCache: HTTPFields = [.cacheControl: "private, no-cache"]
 }
 
 extension TrustedProxies {
