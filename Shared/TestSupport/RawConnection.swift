@@ -35,23 +35,26 @@ public final class RawConnection: Sendable {
         }
     }
 
-    /// What arrives until `marker` is in it, the server closes its end, or `seconds` pass (a bound for a test that
+    /// What arrives until `marker` (or `otherMarker`) is in it, the server closes its end, or `seconds` pass (a bound for a test that
     /// fails, never a measurement); `closed` tells whether the server closed it. The waiting happens on a dispatch
     /// thread, never the cooperative pool the server under test needs.
-    public func read(until marker: String? = nil, seconds: Double = 30) async -> (text: String, closed: Bool) {
-        await withCheckedContinuation { continuation in
+    public func read(until marker: String? = nil, orUntil otherMarker: String? = nil, seconds: Double = 30) async
+        -> (text: String, closed: Bool) {
+        let markers = [marker, otherMarker].compactMap { $0 }
+        return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: self.blockingRead(until: marker, seconds: seconds))
+                continuation.resume(returning: self.blockingRead(until: markers, seconds: seconds))
             }
         }
     }
 
-    private func blockingRead(until marker: String?, seconds: Double) -> (text: String, closed: Bool) {
+    private func blockingRead(until markers: [String], seconds: Double) -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         let deadline = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date() < deadline {
-            if let marker, String(decoding: received, as: UTF8.self).contains(marker) { break }
+            let text = String(decoding: received, as: UTF8.self)
+            if markers.contains(where: text.contains) { break }
             var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 100) >= 0 else { break }
             guard ready.revents != 0 else { continue }

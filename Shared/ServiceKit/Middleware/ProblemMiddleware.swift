@@ -52,7 +52,7 @@ public struct ProblemMiddleware: RouterMiddleware {
         case let error as PostgresError where error.isValueTooLarge:
             // Input checks should have refused it first; a limit of the database's own is still the client's 400.
             logger.notice("value too large for the database", metadata: ["error": "\(error)"])
-            return ServiceProblem.validation([FieldError(field: Self.field(ofIndex: error.constraint),
+            return ServiceProblem.validation([FieldError(field: Self.field(ofIndex: error.refusingIndex),
                                                          message: "is too large to be stored; shorten it")])
         case let error as PostgresError where error.isUnavailable || error.isQueryCancelled:
             // Down, saturated, or too slow to answer within its timeouts: all "retry shortly", none a bug.
