@@ -23,6 +23,9 @@ final class AdmissionQueue: Sendable {
         self.lineLength = lineLength
     }
 
+    /// How many callers wait in line now.
+    var waiting: Int { state.withLock { $0.waiting.count } }
+
     /// Runs `work` once one of the `concurrency` places is free, waiting in line for it; throws ``Full`` without
     /// running it when `lineLength` callers wait already.
     func run<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {

@@ -23,11 +23,13 @@ enum WritingScript: Hashable, Sendable {
     /// Hangul and Bopomofo, and Han with the Japanese kana, Hangul or Bopomofo, as people write those languages
     /// (UTS #39's "highly restrictive" level); any other pair is a mix.
     static func isMixed(_ text: String) -> Bool {
-        let scripts = Set(text.unicodeScalars.compactMap(WritingScript.init)).subtracting([.latin])
-        guard scripts.count > 1 else { return false }
-        return !(scripts.isSubset(of: [.han, .hiragana, .katakana]) || scripts.isSubset(of: [.han, .hangul])
-            || scripts.isSubset(of: [.han, .bopomofo]))
+        let scripts = Set(text.unicodeScalars.compactMap(WritingScript.init))
+        return scripts.count > 1 && !writtenTogether.contains { scripts.isSubset(of: $0) }
     }
+
+    private static let writtenTogether: [Set<WritingScript>] = [
+        [.latin, .han, .hiragana, .katakana], [.latin, .han, .hangul], [.latin, .han, .bopomofo],
+    ]
 
     private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
