@@ -26,6 +26,9 @@ final class AdmissionQueue: Sendable {
     /// How many callers wait in line now.
     var waiting: Int { state.withLock { $0.waiting.count } }
 
+    /// Whether a caller would be turned away now: for refusing work before what leads up to it is done.
+    var isFull: Bool { state.withLock { $0.running >= concurrency && $0.waiting.count >= lineLength } }
+
     /// Runs `work` once one of the `concurrency` places is free, waiting in line for it; throws ``Full`` without
     /// running it when `lineLength` callers wait already.
     func run<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {

@@ -22,6 +22,7 @@ struct SignUp: Sendable {
 
     func callAsFunction(email: EmailAddress, password: String, experience: ExperienceID, client: TokenIssuer.Client,
                         idempotencyKey: String?) async throws -> AuthSession {
+        try hasher.requireRoomForNewHash()
         if let wait = try await throttle.admit(ThrottleKey.forSignUp(clientAddress: client.address, limit: limit),
                                                now: Date()) {
             throw AuthRefusal.signUpThrottled(retryAfter: wait)
