@@ -5,7 +5,10 @@ import ServiceKit
 
 /// What sets auth-service apart before configuration is read.
 public let serviceDefaults = ServiceDefaults(
-    name: "auth-service", apiPrefix: "/v1/auth", port: 8081, schema: "auth", databaseRole: "auth_service", requiredPeers: []
+    name: "auth-service", apiPrefix: "/v1/auth", port: 8081, schema: "auth", databaseRole: "auth_service", requiredPeers: [],
+    // The largest body it takes is a profile change with 32 preferences of 1 KiB: 64 KiB is room enough, and a
+    // megabyte of JSON padding around a sign-up is refused before it is read.
+    maxBodyBytes: 64 << 10
 )
 
 /// The composition root: reads configuration and builds the application with its routes.

@@ -17,15 +17,19 @@ public struct ServiceDefaults: Sendable {
     public var databaseRole: String
     /// Peers that must answer before the service reports ready.
     public var requiredPeers: [PeerKind]
+    /// The default of `HTTP_MAX_BODY_BYTES`: no more than the service's largest legitimate body needs, so a hostile
+    /// one is refused by its `Content-Length` before it is read and parsed.
+    public var maxBodyBytes: Int
 
     public init(name: String, apiPrefix: String, port: Int, schema: String, databaseRole: String,
-                requiredPeers: [PeerKind]) {
+                requiredPeers: [PeerKind], maxBodyBytes: Int = 1 << 20) {
         self.name = name
         self.apiPrefix = apiPrefix
         self.port = port
         self.schema = schema
         self.databaseRole = databaseRole
         self.requiredPeers = requiredPeers
+        self.maxBodyBytes = maxBodyBytes
     }
 }
 
@@ -46,7 +50,7 @@ public enum PeerKind: String, Sendable, CaseIterable {
 ///
 /// Keys (environment variable ← configuration key):
 /// - `HTTP_HOST` (`http.host`, default `127.0.0.1`), `HTTP_PORT` (`http.port`, per service)
-/// - `HTTP_MAX_BODY_BYTES` (`http.maxBodyBytes`, default 1 MiB)
+/// - `HTTP_MAX_BODY_BYTES` (`http.maxBodyBytes`, default per service: 64 KiB for auth-service, 1 MiB otherwise)
 /// - `DATABASE_URL` (`database.url`, secret; libpq URI or key/value string)
 /// - `DATABASE_SCHEMA` (`database.schema`, per service), `DATABASE_POOL_SIZE` (`database.poolSize`, default 8)
 /// - `DATABASE_LEASE_TIMEOUT_MS` (default 5000), `DATABASE_QUERY_TIMEOUT_MS` (default 15000),
@@ -89,7 +93,7 @@ public struct ServiceConfiguration: Sendable {
         self.defaults = defaults
         host = settings.string("http.host", default: "127.0.0.1")
         port = settings.int("http.port", default: defaults.port, in: 0...65_535)
-        maxBodyBytes = settings.int("http.maxBodyBytes", default: 1 << 20, in: 1...(64 << 20))
+        maxBodyBytes = settings.int("http.maxBodyBytes", default: defaults.maxBodyBytes, in: 1...(64 << 20))
         // Longer than the keep-alive of every client of ours (nginx's upstream connections 60 s, AsyncHTTPClient's
         // pool 60 s), so that the client always gives up an idle connection first and never sends on a closing one.
         idleTimeout = .seconds(settings.int("http.idleTimeoutSeconds", default: 75, in: 1...3600))
