@@ -63,11 +63,14 @@ public struct CardDraft: Codable, Sendable, Equatable {
         self.facts = facts
     }
 
-    /// The bounds a card is held to (the server's, so a client can check before sending).
+    /// The bounds a card is held to (the server's, so a client can check before sending). Lengths are characters as
+    /// a person sees them, and UTF-8 bytes as sent (four per character, enough for any script), checked first.
     public static let maximumTitleLength = 200
+    public static let maximumTitleBytes = 800
     public static let minimumFacts = 2
     public static let maximumFacts = 10
     public static let maximumFactLength = 1000
+    public static let maximumFactBytes = 4000
 }
 
 /// `GET /v1/favorites?experience=`: one page of the user's favorites.

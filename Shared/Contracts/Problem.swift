@@ -88,6 +88,10 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     public static let signInThrottled = ProblemType(rawValue: "sign-in-throttled")
     /// Too many mails asked for this address or from this client address; `Retry-After` says when to ask again (429).
     public static let mailThrottled = ProblemType(rawValue: "mail-throttled")
+    /// Too many sign-ups from one client (an IPv6 /64) this hour; `Retry-After` says when the next is let in.
+    public static let signUpThrottled = ProblemType(rawValue: "sign-up-throttled")
+    /// The service has as much costly work (password hashing) waiting as it takes; retry after `Retry-After`.
+    public static let serviceBusy = ProblemType(rawValue: "service-busy")
     /// The token of a reset or verification link is not one we issued, was used already, was replaced by a newer
     /// link, or is for another purpose: ask for a new mail (400).
     public static let invalidLinkToken = ProblemType(rawValue: "invalid-link-token")
@@ -118,6 +122,9 @@ public struct ProblemType: RawRepresentable, Codable, Sendable, Hashable, Custom
     /// `changes?since=` names a version past the end of this user's log (a position kept from another account, or from
     /// before a restore): nothing after it would ever come, so sync again from 0 (409).
     public static let syncPositionAhead = ProblemType(rawValue: "sync-position-ahead")
+    /// favorites-service: the user holds as many change streams open as one may (`FAVORITES_STREAMS_PER_USER`); close
+    /// one first (429, `Retry-After`).
+    public static let tooManyStreams = ProblemType(rawValue: "too-many-streams")
     /// catalog-proxy could not be asked about the item, so nothing was stored; retry shortly (503).
     public static let catalogUnavailable = ProblemType(rawValue: "catalog-unavailable")
 

@@ -35,8 +35,9 @@ public final class TCPRelay: Sendable {
         var listener: Int32 = -1
         /// Every connection's descriptors, each closed by the last thread that uses it.
         var open: Set<Int32> = []
-        /// Answers the server sent that `holdAnswers` is holding, or held.
+        /// Answers the server sent that `holdAnswers` is holding, or held; and those it has let go.
         var answersHeld = 0
+        var answersReleased = 0
     }
 
     /// Relays to `host` (an IPv4 address) and `port`.
@@ -70,6 +71,9 @@ public final class TCPRelay: Sendable {
     /// How many answers `holdAnswers` has held so far (each counted as it starts waiting): a test waits for this, not
     /// for a guessed time, before it acts while an answer is held.
     public var answersHeld: Int { state.withLock { $0.answersHeld } }
+
+    /// How many held answers have been let go to the client.
+    public var answersReleased: Int { state.withLock { $0.answersReleased } }
 
     /// New connections are accepted and then ignored; those already made go on.
     public func swallowNewConnections() { set(.swallow) }
@@ -186,6 +190,7 @@ public final class TCPRelay: Sendable {
             if !held {
                 state.withLock { $0.answersHeld += 1 }
                 Thread.sleep(forTimeInterval: hold)
+                state.withLock { $0.answersReleased += 1 }
                 held = true
             }
             var sent = 0

@@ -142,9 +142,12 @@ import Testing
             #expect(refused.status == .tooManyRequests)
             #expect(refused.problem?.type == .mailThrottled)
             #expect(Int(refused.headers[.retryAfter] ?? "") ?? 0 > 0)
-            // Another address from the same client: still within the client's allowance (3 counted so far).
-            #expect(try await api.call(.post, "/v1/auth/password-reset",
-                                       json: PasswordResetRequest(email: AuthTestApp.uniqueEmail())).status == .accepted)
+            // Other addresses from the same client: within the client's allowance (a refused request counts nothing,
+            // so 2 counted so far), until it is spent.
+            for _ in 0..<2 {
+                #expect(try await api.call(.post, "/v1/auth/password-reset",
+                                           json: PasswordResetRequest(email: AuthTestApp.uniqueEmail())).status == .accepted)
+            }
             let flooding = try await api.call(.post, "/v1/auth/password-reset",
                                               json: PasswordResetRequest(email: AuthTestApp.uniqueEmail()))
             #expect(flooding.status == .tooManyRequests)
@@ -254,7 +257,7 @@ import Testing
          "PUBLIC_BASE_URL": "https://favoriteme.example"]
     }
 
-    private func withMailApp(
+    func withMailApp(
         environment: [String: String] = [:],
         _ test: @escaping @Sendable (AuthClient, Inbox, TestDatabase) async throws -> Void
     ) async throws {

@@ -22,7 +22,7 @@ import Testing
             let me = try await api.call(.get, "/v1/auth/me", token: session.accessToken)
             #expect(me.status == .ok)
             #expect(try me.decode(UserProfile.self) == session.user)
-            #expect(me.headers[.cacheControl] == "private, no-cache")
+            #expect(me.headers[.cacheControl] == "no-store")
         }
     }
 
@@ -317,28 +317,28 @@ import Testing
             #expect(try await api.refresh(other.refreshToken).status == .unauthorized)
             #expect(try await api.signIn(email: email).status == .unauthorized)
             // The revocations outlive the account, so other services keep refusing its tokens.
-            let revoked = try await api.call(.get, "/v1/auth/revocations").decode(RevokedSessions.self)
+            let revoked = try await api.feed("/v1/auth/revocations").decode(RevokedSessions.self)
             #expect(Set(revoked.sessionIds).isSuperset(of: [session.sessionId, other.sessionId]))
             let pool = database.makePool(size: 1)
             let users = try await pool.query("SELECT count(*) FROM auth.users").single().decode(Int.self, at: 0)
             await pool.close()
             #expect(users == 0)
             // The deletion is published for the services that hold the user's data.
-            let deletions = try await api.call(.get, "/v1/auth/deleted-accounts").decode(DeletedAccounts.self)
+            let deletions = try await api.feed("/v1/auth/deleted-accounts").decode(DeletedAccounts.self)
             #expect(deletions.accounts.map(\.userId) == [session.user.id])
-            let later = try await api.call(.get, "/v1/auth/deleted-accounts?since=2999-01-01T00:00:00Z")
+            let later = try await api.feed("/v1/auth/deleted-accounts?since=2999-01-01T00:00:00Z")
                 .decode(DeletedAccounts.self)
             #expect(later.accounts.isEmpty)
-            #expect(try await api.call(.get, "/v1/auth/deleted-accounts?since=yesterday").status == .badRequest)
-            #expect(try await api.call(.get, "/v1/auth/deleted-accounts?after=someone").status == .badRequest)
+            #expect(try await api.feed("/v1/auth/deleted-accounts?since=yesterday").status == .badRequest)
+            #expect(try await api.feed("/v1/auth/deleted-accounts?after=someone").status == .badRequest)
             // The next page starts after the last entry of the one before: that entry is not listed again.
             let last = try #require(deletions.accounts.last)
             let stamp = last.deletedAt.formatted(.iso8601)
-            let next = try await api.call(
-                .get, "/v1/auth/deleted-accounts?since=\(stamp)&after=\(last.userId.uuidString.lowercased())")
+            let next = try await api.feed(
+                "/v1/auth/deleted-accounts?since=\(stamp)&after=\(last.userId.uuidString.lowercased())")
                 .decode(DeletedAccounts.self)
             #expect(next.accounts.isEmpty)
-            let sameSecond = try await api.call(.get, "/v1/auth/deleted-accounts?since=\(stamp)")
+            let sameSecond = try await api.feed("/v1/auth/deleted-accounts?since=\(stamp)")
                 .decode(DeletedAccounts.self)
             #expect(sameSecond.accounts.map(\.userId) == [session.user.id])
             // The email is free again.

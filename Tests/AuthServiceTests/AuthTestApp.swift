@@ -60,6 +60,13 @@ struct AuthClient: Sendable {
         return try await client.execute(uri: path, method: method, headers: headers, body: body) { $0 }
     }
 
+    /// A GET of a peer-only feed, as the services make it (with the peers' secret).
+    func feed(_ path: String, headers: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = headers
+        headers[PeerSecret.header] = PeerSecret.localDefault
+        return try await call(.get, path, headers: headers)
+    }
+
     func signUp(email: String = AuthTestApp.uniqueEmail(), password: String = AuthTestApp.password,
                 experience: String = "ticketmaster") async throws -> AuthSession {
         let response = try await call(.post, "/v1/auth/signup",

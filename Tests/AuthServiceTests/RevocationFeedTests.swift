@@ -32,7 +32,7 @@ import Testing
         let feed = Feed()
         try await Application(router: feed.router).test(.live) { client in
             let revocations = RevocationFeed(authURL: "http://127.0.0.1:\(client.port!)", httpClient: .shared,
-                                             interval: .seconds(3600), logger: Logger(label: "test"))
+                                             peerSecret: PeerSecret(PeerSecret.localDefault), interval: .seconds(3600), logger: Logger(label: "test"))
             let ended = AuthenticatedUser(userID: UUID(), sessionID: UUID())
             let live = AuthenticatedUser(userID: UUID(), sessionID: UUID())
             await #expect(throws: ServiceProblem.self) { try await revocations.isRevoked(live) }

@@ -241,12 +241,12 @@ import Testing
     @Test func endedSessionsArePublishedForOtherServices() async throws {
         try await AuthTestApp.withApp { api, _ in
             let session = try await api.signUp()
-            let before = try await api.call(.get, "/v1/auth/revocations")
+            let before = try await api.feed("/v1/auth/revocations")
             #expect(try before.decode(RevokedSessions.self).sessionIds.isEmpty)
             let etag = try #require(before.headers[.eTag])
-            #expect(try await api.call(.get, "/v1/auth/revocations", headers: [.ifNoneMatch: etag]).status == .notModified)
+            #expect(try await api.feed("/v1/auth/revocations", headers: [.ifNoneMatch: etag]).status == .notModified)
             _ = try await api.call(.post, "/v1/auth/logout", token: session.accessToken)
-            let after = try await api.call(.get, "/v1/auth/revocations", headers: [.ifNoneMatch: etag])
+            let after = try await api.feed("/v1/auth/revocations", headers: [.ifNoneMatch: etag])
             #expect(after.status == .ok)
             let list = try after.decode(RevokedSessions.self)
             #expect(list.sessionIds == [session.sessionId])

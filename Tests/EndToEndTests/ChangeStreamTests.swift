@@ -168,14 +168,14 @@ final class ServerSentEvents {
         sink.finish()
     }
 
-    static func open(_ base: String, token: String, query: String = "", lastEventID: String? = nil) async throws
-        -> ServerSentEvents
+    static func open(_ base: String, token: String, query: String = "", lastEventID: String? = nil,
+                     client: HTTPClient = .shared) async throws -> ServerSentEvents
     {
         var request = HTTPClientRequest(url: base + "/v1/favorites/stream" + query)
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: lastEventID) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
+        let response = try await client.execute(request, timeout: .seconds(120))
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
         let body = response.body
         let reading = Task { await read(body, into: sink) }

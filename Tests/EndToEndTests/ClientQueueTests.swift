@@ -182,14 +182,16 @@ extension EndToEnd {
                 Issue.record("A's write offline was not queued")
                 return
             }
-            link.set(.holdAnswers(seconds: 1.5))
+            link.set(.holdAnswers(seconds: 5))  // longer than B's sign-in takes on a busy machine
             let flushA = Task { await device.sendPendingWrites() }  // refreshes A's token: its answer is held
             #expect(try await eventually({ link.answersHeld }, until: { $0 > 0 }) == 1)
             link.set(.forward)
             #expect(try await device.signIn(email: emailB, password: accountPassword).id == userB.id)
             let reportA = await flushA.value
             #expect(reportA.sent.isEmpty)
-            try await Task.sleep(for: .seconds(2))  // past the held answer
+            // A's refresh answers at last: it must change nothing on B's device.
+            #expect(try await eventually({ link.answersReleased }, until: { $0 > 0 }) == 1)
+            try await Task.sleep(for: .milliseconds(500))  // the client reads and drops it
             #expect(await device.storedUser?.id == userB.id)
             #expect(await device.pendingWrites().isEmpty)
             #expect(try await device.favoriteIDs(in: .mobiles).itemIds.isEmpty)

@@ -67,4 +67,32 @@ import Testing
             #expect(try await first.status == .ok)
         }
     }
+
+    /// One token opened 300 streams, and a closed one kept its place about 35 s. Now a user holds at most
+    /// `FAVORITES_STREAMS_PER_USER` (429 past them) while others still get theirs, and a stream whose client goes away
+    /// frees its place at once: heartbeats are 5 minutes apart here, so no write can be what notices.
+    @Test func aUserHoldsAFewStreamsAndAClosedOneFreesItsPlaceAtOnce() async throws {
+        let environment = ["FAVORITES_STREAMS_PER_USER": "2", "FAVORITES_STREAM_HEARTBEAT_SECONDS": "300"]
+        try await FavoritesHarness.run(environment: environment, mode: .live) { api in
+            let port = try #require(api.client.port)
+            let ana = try await api.authority.token(user: UUID(), lifetime: 600)
+            /// The answer up to a stream's `ready` event, or to the problem type of a refusal for too many.
+            func open(_ token: String) async throws -> (connection: RawConnection, head: String) {
+                let connection = try RawConnection(port: port)
+                try connection.send("GET /v1/favorites/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                return (connection, await connection.read(until: "too-many-streams", orUntil: "event: ready").text)
+            }
+            let first = try await open(ana), second = try await open(ana)
+            #expect(first.head.hasPrefix("HTTP/1.1 200") && second.head.hasPrefix("HTTP/1.1 200"))
+            let third = try await open(ana)
+            #expect(third.head.hasPrefix("HTTP/1.1 429"))
+            #expect(third.head.lowercased().contains("retry-after: 5"))
+            #expect(third.head.contains("too-many-streams"))
+            let bo = try await open(try await api.authority.token(user: UUID(), lifetime: 600))
+            #expect(bo.head.hasPrefix("HTTP/1.1 200"))
+            first.connection.close()
+            let reopened = try await eventually({ try await open(ana) }, until: { $0.head.hasPrefix("HTTP/1.1 200") })
+            #expect(reopened.head.hasPrefix("HTTP/1.1 200"), "the closed stream still held its place")
+        }
+    }
 }

@@ -89,4 +89,22 @@ import Testing
         #expect(refusal(String(repeating: "x", count: 129))?.contains("1 to 128 bytes") == true)
         #expect(refusal("")?.contains("1 to 128 bytes") == true)
     }
+
+    /// A 128 KiB title took 4 s to normalise, and one "character" of 200,000 combining marks was stored. Now bytes and
+    /// runs of marks are checked first.
+    @Test func hugeTextAndLongRunsOfMarksAreRefusedBeforeAnythingElse() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let huge = try await Self.write(api, String(repeating: "\u{301}", count: 64 * 1024), as: ana)
+            #expect(huge.status == .badRequest)
+            #expect(huge.problem?.errors?.first?.message == "must be at most \(CardDraft.maximumTitleBytes) bytes (UTF-8)")
+            let fact = "a" + String(repeating: "\u{301}", count: 200_000)
+            let heavy = try await FamilyFavoritesTests.writeCard(api, CardDraft(title: "Heavy", facts: ["one", fact]),
+                                                                 as: ana)
+            #expect(heavy.problem?.errors?.map(\.field) == ["facts.1"])
+            let ladder = try await Self.write(api, "e" + String(repeating: "\u{301}", count: 31), as: ana)
+            #expect(ladder.problem?.errors?.first?.message == "must not have more than 30 combining marks in a row")
+            #expect(try await Self.write(api, "e" + String(repeating: "\u{301}", count: 30), as: ana).status == .created)
+        }
+    }
 }

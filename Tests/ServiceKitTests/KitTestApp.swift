@@ -14,6 +14,8 @@ enum KitTestApp {
 
     static let migrations = [
         Migration(1, "create_widgets", sql: "CREATE TABLE widgets (id serial PRIMARY KEY, name text NOT NULL);"),
+        // An index over a user's text, named as our indexes are (`<table>_by_<field>`).
+        Migration(2, "index_widget_names", sql: "CREATE INDEX widgets_by_name ON widgets (name);"),
     ]
 
     struct Widget: Codable, Sendable { let name: String; let size: Int }

@@ -24,7 +24,7 @@ import Testing
             }
             let pool = database.makePool(size: 1)
             let recorded = try await pool.query("SELECT name FROM kit.schema_migrations").decode(column: 0, as: String.self)
-            #expect(recorded == ["create_widgets"])
+            #expect(recorded == ["create_widgets", "index_widget_names"])
             await pool.close()
         }
     }
@@ -35,7 +35,7 @@ import Testing
                 defaults: KitTestApp.defaults, databaseURL: database.connectionString,
                 environment: ["DATABASE_MIGRATE": "check"]
             )
-            await #expect(throws: MigrationError.pending(["create_widgets"])) {
+            await #expect(throws: MigrationError.pending(["create_widgets", "index_widget_names"])) {
                 try await KitTestApp.build(configuration: configuration).test(.router) { _ in }
             }
         }

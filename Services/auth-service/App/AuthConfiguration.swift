@@ -5,6 +5,9 @@ import ServiceKit
 /// auth-service's own settings, next to the kit's ``ServiceConfiguration``. Every key is in the README's table.
 ///
 /// - `BCRYPT_COST` (default 12): work factor of password hashes; each step doubles the time of a hash.
+/// - `BCRYPT_HASH_QUEUE` (default 4), `BCRYPT_CHECK_QUEUE` (default 64): new hashes (sign-up, password change and
+///   reset) and password checks (sign-in, re-confirmation) that may wait for a thread; past them, 503 `service-busy`
+/// - `SIGNUPS_PER_CLIENT` (default 20): sign-ups per hour from one client address (an IPv6 /64)
 /// - `ACCESS_TOKEN_TTL_SECONDS` (default 900, at most 900)
 /// - `SESSION_IDLE_TTL_SECONDS` (default 30 days), `SESSION_ABSOLUTE_TTL_SECONDS` (default 90 days)
 /// - `REFRESH_REUSE_GRACE_SECONDS` (default 30): a retried refresh within this time gets the same pair
@@ -15,6 +18,8 @@ import ServiceKit
 /// - the mail settings of ``MailConfiguration``
 struct AuthConfiguration: Sendable {
     var bcryptCost: Int
+    var hashingLines: PasswordHasher.Lines
+    var signUpLimit: RequestLimit
     var accessTokenLifetime: TimeInterval
     var sessions: SessionPolicy
     var keySchedule: KeySchedule
@@ -27,6 +32,10 @@ struct AuthConfiguration: Sendable {
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
         bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...16)
+        hashingLines = PasswordHasher.Lines(
+            newHashes: settings.int("bcrypt.hashQueue", default: PasswordHasher.Lines.standard.newHashes, in: 0...10_000),
+            checks: settings.int("bcrypt.checkQueue", default: PasswordHasher.Lines.standard.checks, in: 0...100_000))
+        signUpLimit = .perHour(settings.int("signups.perClient", default: 20, in: 1...1_000_000))
         let accessTTL = settings.int("accessToken.ttlSeconds", default: 900, in: 30...900)
         accessTokenLifetime = TimeInterval(accessTTL)
         sessions = SessionPolicy(

@@ -5,7 +5,10 @@ import ServiceKit
 
 /// What sets auth-service apart before configuration is read.
 public let serviceDefaults = ServiceDefaults(
-    name: "auth-service", apiPrefix: "/v1/auth", port: 8081, schema: "auth", databaseRole: "auth_service", requiredPeers: []
+    name: "auth-service", apiPrefix: "/v1/auth", port: 8081, schema: "auth", databaseRole: "auth_service", requiredPeers: [],
+    // The largest body it takes is a profile change with 32 preferences of 1 KiB: 64 KiB is room enough, and a
+    // megabyte of JSON padding around a sign-up is refused before it is read.
+    maxBodyBytes: 64 << 10
 )
 
 /// The composition root: reads configuration and builds the application with its routes.
@@ -14,7 +17,7 @@ public func buildApplication(
 ) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     let authConfiguration = try AuthConfiguration(reader: reader)
-    let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost)
+    let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost, lines: authConfiguration.hashingLines)
     var keys: SigningKeys?
     var maintenance: AuthMaintenance?
     var mailSender: MailSender?
@@ -37,12 +40,15 @@ public func buildApplication(
         let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
                                                              httpClient: dependencies.httpClient))
 
+        let mailOutbox = MailOutbox(pool: pool)
+        let requestMail = RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits)
         let api = router.group("v1/auth")
         let authenticated = router.group("v1/auth")
             .add(middleware: AuthenticationMiddleware(verifier: verifier))
             .group(context: AuthenticatedContext.self)
         AccountController(
-            signUp: SignUp(accounts: accounts, hasher: hasher, issuer: issuer, pool: pool, signIn: signIn),
+            signUp: SignUp(accounts: accounts, hasher: hasher, issuer: issuer, pool: pool, throttle: throttle,
+                           limit: authConfiguration.signUpLimit, mail: requestMail, signIn: signIn),
             signIn: signIn,
             signedInAccount: signedInAccount,
             updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
@@ -57,15 +63,15 @@ public func buildApplication(
             endSession: EndSession(pool: pool),
             sessions: sessions, verifier: verifier
         ).register(public: api, authenticated: authenticated)
-        let mailOutbox = MailOutbox(pool: pool)
         let followLink = FollowLink(pool: pool, hasher: hasher)
         RecoveryController(
-            requestMail: RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits),
+            requestMail: requestMail,
             followLink: followLink, signedInAccount: signedInAccount, trustedProxies: authConfiguration.trustedProxies
         ).register(public: api, authenticated: authenticated)
         LinkPages(followLink: followLink).register(on: router)
         KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
-                       revocationWindow: authConfiguration.revocationWindow).register(on: router, api: api)
+                       revocationWindow: authConfiguration.revocationWindow, peerSecret: configuration.peerSecret)
+            .register(on: router, api: api)
         keys = signingKeys
         mailSender = MailSender(outbox: mailOutbox, smtp: SMTPClient(settings: authConfiguration.mail.smtp),
                                 configuration: authConfiguration.mail, counters: counters, logger: dependencies.logger)

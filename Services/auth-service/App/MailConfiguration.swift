@@ -13,7 +13,8 @@ import ServiceKit
 /// - `PASSWORD_RESET_TTL_SECONDS` (default 1800), `EMAIL_VERIFICATION_TTL_SECONDS` (default 86400)
 /// - `MAIL_POLL_MS` (default 500): how often each replica looks for mail to send
 /// - `MAIL_RETRY_MAX_SECONDS` (default 300): the longest wait between two attempts at one mail
-/// - `MAIL_REQUESTS_PER_EMAIL` (default 3), `MAIL_REQUESTS_PER_CLIENT` (default 30): mails asked for per hour
+/// - `MAIL_REQUESTS_PER_EMAIL` (default 3): mails to one address asked for per hour by one client (an IPv6 /64);
+///   `MAIL_REQUESTS_PER_CLIENT` (default 30): mails asked for per hour by one client, to any addresses
 struct MailConfiguration: Sendable {
     var publicBaseURL: String
     var from: MailAddress
@@ -52,8 +53,8 @@ struct MailConfiguration: Sendable {
         pollInterval = .milliseconds(settings.int("mail.pollMs", default: 500, in: 10...60_000))
         longestRetryDelay = TimeInterval(settings.int("mail.retryMaxSeconds", default: 300, in: 1...86_400))
         limits = MailLimits(
-            perRecipient: .mails(perHour: settings.int("mail.requestsPerEmail", default: 3, in: 1...100_000)),
-            perClient: .mails(perHour: settings.int("mail.requestsPerClient", default: 30, in: 1...1_000_000))
+            perRecipientAndClient: .perHour(settings.int("mail.requestsPerEmail", default: 3, in: 1...100_000)),
+            perClient: .perHour(settings.int("mail.requestsPerClient", default: 30, in: 1...1_000_000))
         )
     }
 

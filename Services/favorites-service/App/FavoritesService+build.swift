@@ -18,7 +18,8 @@ public let serviceDefaults = ServiceDefaults(
 /// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience;
 /// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
 /// the next favorites of it on this replica; `FAVORITES_STREAMS_MAX` (default 10000), how many change streams one
-/// replica holds; `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat.
+/// replica holds; `FAVORITES_STREAMS_PER_USER` (default 5), how many of them one user may hold on one replica;
+/// `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -29,6 +30,7 @@ public func buildApplication(
     let maximumFavorites = settings.int("favorites.maxPerExperience", default: 5000, in: 1...1_000_000)
     let snapshotLifetime = Duration.seconds(settings.int("favorites.snapshotTtlSeconds", default: 30, in: 0...3600))
     let maximumStreams = settings.int("favorites.streamsMax", default: 10_000, in: 1...1_000_000)
+    let streamsPerUser = settings.int("favorites.streamsPerUser", default: 5, in: 1...1000)
     let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
     try settings.validate()
     var background: [any Service] = []
@@ -42,11 +44,12 @@ public func buildApplication(
         let hub = ChangeHub(
             listener: PostgresListener(configuration: dependencies.pool.connectionConfiguration,
                                        channels: [eventsChannel], logger: dependencies.logger),
-            revocations: dependencies.revocations, capacity: maximumStreams, heartbeat: heartbeat,
+            revocations: dependencies.revocations, capacity: maximumStreams, perUser: streamsPerUser, heartbeat: heartbeat,
             logger: dependencies.logger, metrics: dependencies.metrics)
         background = [
             hub,
-            AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
+            AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
+                           pool: dependencies.pool,
                            interval: erasurePoll, logger: dependencies.logger),
             notifier,
             ProjectionRunner(projection: MostFavorited(), pool: dependencies.pool, wakeUpChannel: eventsChannel,

@@ -50,6 +50,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isUniqueViolation: Bool { sqlState == "23505" }
     /// 40001: rerun the whole transaction.
     public var isSerializationFailure: Bool { sqlState == "40001" }
+    /// 54000 (an index row over the index's limit; `constraint` names the index) or 22001 (a value longer than its
+    /// column's type): a value too large to store, the client's to shorten.
+    public var isValueTooLarge: Bool { sqlState == "54000" || sqlState == "22001" }
+    /// The index a too-large row was refused by: the constraint field when the server sends it, else the name its
+    /// message quotes (`… for index "favorites_by_title"`, which PostgreSQL 15 sends without the field).
+    public var refusingIndex: String? {
+        if let constraint { return constraint }
+        guard let start = message.range(of: "for index \"")?.upperBound,
+              let end = message[start...].firstIndex(of: "\"") else { return nil }
+        return String(message[start..<end])
+    }
     /// 40P01: rerun the whole transaction.
     public var isDeadlock: Bool { sqlState == "40P01" }
     /// 57014: cancelled by us, by `statement_timeout`, or by an operator.

@@ -18,6 +18,7 @@ import ServiceLifecycle
 public final class RevocationFeed: SessionRevocations, Service, Sendable {
     let url: String
     let httpClient: HTTPClient
+    let peerSecret: PeerSecret
     let interval: Duration
     let logger: Logger
 
@@ -33,9 +34,10 @@ public final class RevocationFeed: SessionRevocations, Service, Sendable {
 
     private let state = Locked(State())
 
-    public init(authURL: String, httpClient: HTTPClient, interval: Duration, logger: Logger) {
+    public init(authURL: String, httpClient: HTTPClient, peerSecret: PeerSecret, interval: Duration, logger: Logger) {
         url = authURL.trimmingSuffix("/") + "/v1/auth/revocations"
         self.httpClient = httpClient
+        self.peerSecret = peerSecret
         self.interval = interval
         self.logger = logger
     }
@@ -85,6 +87,7 @@ public final class RevocationFeed: SessionRevocations, Service, Sendable {
     public func poll() async {
         do {
             var request = HTTPClientRequest(url: url)
+            peerSecret.add(to: &request.headers)
             if let etag = state.withLock({ $0.etag }) { request.headers.add(name: "If-None-Match", value: etag) }
             let response = try await httpClient.execute(request, timeout: .seconds(2))
             if response.status == .notModified { return }

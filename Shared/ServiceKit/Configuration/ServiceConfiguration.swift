@@ -17,15 +17,19 @@ public struct ServiceDefaults: Sendable {
     public var databaseRole: String
     /// Peers that must answer before the service reports ready.
     public var requiredPeers: [PeerKind]
+    /// The default of `HTTP_MAX_BODY_BYTES`: no more than the service's largest legitimate body needs, so a hostile
+    /// one is refused by its `Content-Length` before it is read and parsed.
+    public var maxBodyBytes: Int
 
     public init(name: String, apiPrefix: String, port: Int, schema: String, databaseRole: String,
-                requiredPeers: [PeerKind]) {
+                requiredPeers: [PeerKind], maxBodyBytes: Int = 1 << 20) {
         self.name = name
         self.apiPrefix = apiPrefix
         self.port = port
         self.schema = schema
         self.databaseRole = databaseRole
         self.requiredPeers = requiredPeers
+        self.maxBodyBytes = maxBodyBytes
     }
 }
 
@@ -46,7 +50,7 @@ public enum PeerKind: String, Sendable, CaseIterable {
 ///
 /// Keys (environment variable ← configuration key):
 /// - `HTTP_HOST` (`http.host`, default `127.0.0.1`), `HTTP_PORT` (`http.port`, per service)
-/// - `HTTP_MAX_BODY_BYTES` (`http.maxBodyBytes`, default 1 MiB)
+/// - `HTTP_MAX_BODY_BYTES` (`http.maxBodyBytes`, default per service: 64 KiB for auth-service, 1 MiB otherwise)
 /// - `DATABASE_URL` (`database.url`, secret; libpq URI or key/value string)
 /// - `DATABASE_SCHEMA` (`database.schema`, per service), `DATABASE_POOL_SIZE` (`database.poolSize`, default 8)
 /// - `DATABASE_LEASE_TIMEOUT_MS` (default 5000), `DATABASE_QUERY_TIMEOUT_MS` (default 15000),
@@ -54,6 +58,9 @@ public enum PeerKind: String, Sendable, CaseIterable {
 /// - `DATABASE_MIGRATE` (`auto` applies pending migrations at start, `check` refuses to start if any are pending)
 /// - `AUTH_URL`, `CATALOG_URL` (peers, default `http://127.0.0.1:8081` / `:8082`)
 /// - `REVOCATION_POLL_MS` (default 2000): how often services that verify tokens fetch auth-service's revocations
+/// - `PEER_SECRET` (secret, default ``PeerSecret/localDefault``): what services present to each other's peer-only feeds
+/// - `HTTP_IDLE_TIMEOUT_SECONDS` (default 75): a connection with no request in progress and nothing read for this long
+///   is closed (an idle keep-alive, or a request sent by halves and left hanging)
 /// - `READINESS_TIMEOUT_MS` (default 2000), `SHUTDOWN_TIMEOUT_SECONDS` (default 25)
 /// - `LOG_LEVEL` (default `info`), `LOG_FORMAT` (`json` or `text`, default `json`)
 public struct ServiceConfiguration: Sendable {
@@ -64,6 +71,8 @@ public struct ServiceConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var maxBodyBytes: Int
+    public var idleTimeout: Duration
+    public var peerSecret: PeerSecret
     public var database: ConnectionConfiguration
     public var pool: PoolConfiguration
     public var migration: MigrationMode
@@ -84,7 +93,11 @@ public struct ServiceConfiguration: Sendable {
         self.defaults = defaults
         host = settings.string("http.host", default: "127.0.0.1")
         port = settings.int("http.port", default: defaults.port, in: 0...65_535)
-        maxBodyBytes = settings.int("http.maxBodyBytes", default: 1 << 20, in: 1...(64 << 20))
+        maxBodyBytes = settings.int("http.maxBodyBytes", default: defaults.maxBodyBytes, in: 1...(64 << 20))
+        // Longer than the keep-alive of every client of ours (nginx's upstream connections 60 s, AsyncHTTPClient's
+        // pool 60 s), so that the client always gives up an idle connection first and never sends on a closing one.
+        idleTimeout = .seconds(settings.int("http.idleTimeoutSeconds", default: 75, in: 1...3600))
+        peerSecret = PeerSecret(settings.string("peer.secret", default: PeerSecret.localDefault, isSecret: true))
         let schema = settings.string("database.schema", default: defaults.schema)
         database = ConnectionConfiguration(
             connectionString: settings.string(
@@ -122,7 +135,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// Environment variables whose values are secrets: marked so by the configuration reader (never printed).
     public static let secretEnvironmentVariables: Set<String> = [
-        "DATABASE_URL", "TICKETMASTER_API_KEY", "NYT_BOOKS_API_KEY", "GOOGLE_BOOKS_API_KEY",
+        "DATABASE_URL", "PEER_SECRET", "TICKETMASTER_API_KEY", "NYT_BOOKS_API_KEY", "GOOGLE_BOOKS_API_KEY",
     ]
 
     /// The schema the service's tables live in.

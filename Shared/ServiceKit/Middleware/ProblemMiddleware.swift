@@ -49,6 +49,11 @@ public struct ProblemMiddleware: RouterMiddleware {
             return ServiceProblem(.serviceUnavailable, .databaseUnavailable,
                                   "The request met a concurrent change and was not applied; please retry.",
                                   headers: [.retryAfter: "1"])
+        case let error as PostgresError where error.isValueTooLarge:
+            // Input checks should have refused it first; a limit of the database's own is still the client's 400.
+            logger.notice("value too large for the database", metadata: ["error": "\(error)"])
+            return ServiceProblem.validation([FieldError(field: Self.field(ofIndex: error.refusingIndex),
+                                                         message: "is too large to be stored; shorten it")])
         case let error as PostgresError where error.isUnavailable || error.isQueryCancelled:
             // Down, saturated, or too slow to answer within its timeouts: all "retry shortly", none a bug.
             logger.warning("database unavailable", metadata: ["error": "\(error)"])
@@ -78,6 +83,13 @@ public struct ProblemMiddleware: RouterMiddleware {
             return ServiceProblem(.internalServerError, .internalError,
                                   "An internal error occurred; quote the request id when reporting it.")
         }
+    }
+
+    /// The request field an index is on, by our naming rule for indexes over a user's text (`favorites_by_title`:
+    /// `title`); `body` when the index or column is not named so.
+    static func field(ofIndex index: String?) -> String {
+        guard let index, let range = index.range(of: "_by_") else { return "body" }
+        return String(index[range.upperBound...])
     }
 
     /// An unknown error may carry anything (a password in a payload), so only its type is logged. Our own error

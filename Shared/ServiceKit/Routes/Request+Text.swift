@@ -5,7 +5,8 @@ import Hummingbird
 extension Request {
     /// The query parameter `name` as text a user typed: percent-decoded strictly (a value that is not UTF-8, or a
     /// broken escape, is the client's 400, not a search for U+FFFD), spaces collapsed, in NFC; nil when absent or
-    /// blank. A character ``UserText/firstUnsafe(in:allowingLineBreaks:)`` refuses is a 400 naming it.
+    /// blank. More than ``maximumTextParameterBytes``, a run of combining marks past UAX #15's bound, or a character
+    /// ``UserText/firstUnsafe(in:allowingLineBreaks:)`` refuses is a 400 naming it.
     public func textParameter(_ name: String) throws -> String? {
         let prefix = Array((name + "=").utf8)
         for pair in (uri.query ?? "").utf8.split(separator: UInt8(ascii: "&")) where pair.starts(with: prefix) {
@@ -13,6 +14,9 @@ extension Request {
             // `C++` as it is, and a space arrives as %20.
             guard let bytes = Self.percentDecoded(Array(pair.dropFirst(prefix.count))), let text = String(validating: bytes, as: UTF8.self) else {
                 throw ServiceProblem.validation([FieldError(field: name, message: "is not valid percent-encoded UTF-8")])
+            }
+            if let problem = UserText.sizeProblem(of: text, maximumBytes: Self.maximumTextParameterBytes) {
+                throw ServiceProblem.validation([FieldError(field: name, message: problem)])
             }
             if let unsafe = UserText.firstUnsafe(in: text) {
                 throw ServiceProblem.validation([FieldError(field: name, message: UserText.refusal(of: unsafe))])
@@ -22,6 +26,9 @@ extension Request {
         }
         return nil
     }
+
+    /// Far more than any search needs; the gateway's 8 KiB request line bounds it too, but not a direct caller.
+    public static let maximumTextParameterBytes = 1024
 
     private static func percentDecoded(_ bytes: [UInt8]) -> [UInt8]? {
         var decoded: [UInt8] = []

@@ -58,7 +58,7 @@ public func buildServiceApplication(
     var revocationFeed: RevocationFeed?
     var authentication: AuthenticationMiddleware?
     if let authURL = configuration.peers[.auth] {
-        let feed = RevocationFeed(authURL: authURL, httpClient: httpClient,
+        let feed = RevocationFeed(authURL: authURL, httpClient: httpClient, peerSecret: configuration.peerSecret,
                                   interval: configuration.revocationPollInterval, logger: logger)
         let keys = RemoteKeySet(authURL: authURL, httpClient: httpClient, logger: logger)
         authentication = AuthenticationMiddleware(verifier: AccessTokenVerifier(keys: keys, revocations: feed),
@@ -89,8 +89,11 @@ public func buildServiceApplication(
     try addRoutes(router, dependencies)
     routeTable.load(from: router)
 
+    let idleTimeout = configuration.idleTimeout.components
     var app = Application(
         router: router,
+        // Idle and half-sent connections are closed (a stream being answered is not idle).
+        server: .http1(configuration: .init(idleTimeout: .seconds(idleTimeout.seconds))),
         configuration: ApplicationConfiguration(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: configuration.defaults.name

@@ -34,4 +34,8 @@ enum AuthRefusal: Error, Equatable {
     case expiredLinkToken
     /// The account's email is verified already: no verification mail to send.
     case emailAlreadyVerified
+    /// Too many sign-ups from this client (an IPv6 /64) this hour: wait `retryAfter` seconds.
+    case signUpThrottled(retryAfter: TimeInterval)
+    /// As many passwords wait to be hashed or checked as may: try again in a moment.
+    case busy
 }

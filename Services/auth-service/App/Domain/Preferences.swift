@@ -6,6 +6,8 @@ import Foundation
 enum Preferences {
     static let maximumCount = 32
     static let maximumValueLength = 256
+    /// The same bound in UTF-8 bytes, checked first (four a character).
+    static let maximumValueBytes = 1024
     /// The preference that names one of the experience's categories (the list the app opens on), checked against the
     /// catalog's categories.
     static let defaultCategoryKey = "defaultCategory"
@@ -33,16 +35,10 @@ enum Preferences {
                 continue
             }
             if let value {
-                guard value.count <= maximumValueLength else {
-                    errors.append(FieldError(field: "preferences.\(key)",
-                                             message: "must be at most \(maximumValueLength) characters"))
-                    continue
+                switch UserText.accepted(value, maximumCharacters: maximumValueLength, maximumBytes: maximumValueBytes) {
+                case .success(let accepted): merged[key] = accepted
+                case .failure(let refusal): errors.append(FieldError(field: "preferences.\(key)", message: refusal.message))
                 }
-                if let unsafe = UserText.firstUnsafe(in: value) {
-                    errors.append(FieldError(field: "preferences.\(key)", message: UserText.refusal(of: unsafe)))
-                    continue
-                }
-                merged[key] = UserText.normalized(value)
             } else {
                 merged[key] = nil
             }
@@ -56,7 +52,7 @@ enum Preferences {
     struct Problems: Error, Equatable { var errors: [FieldError] }
 
     static func isValidKey(_ key: String) -> Bool {
-        guard (1...40).contains(key.count), let first = key.unicodeScalars.first,
+        guard (1...40).contains(key.utf8.count), let first = key.unicodeScalars.first,
               CharacterSet.letters.contains(first) else { return false }
         return key.unicodeScalars.allSatisfy { $0.isASCII && CharacterSet.alphanumerics.contains($0) }
     }

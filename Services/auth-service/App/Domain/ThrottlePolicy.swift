@@ -28,12 +28,6 @@ struct ThrottlePolicy: Sendable, Equatable {
     /// carrier NAT), so it allows more than the per-account pair.
     static let address = ThrottlePolicy(allowance: 30, window: 15 * 60, firstBlock: 30, longestBlock: 15 * 60)
 
-    /// Mails asked for, to one address or from one client, per hour: a few retries of a person who lost a mail, never
-    /// a flood into someone's inbox. Blocks grow from a minute to the hour.
-    static func mails(perHour allowance: Int) -> ThrottlePolicy {
-        ThrottlePolicy(allowance: allowance, window: 3600, firstBlock: 60, longestBlock: 3600)
-    }
-
     struct State: Sendable, Equatable {
         var failures: Int
         var windowStartedAt: Date
@@ -86,10 +80,4 @@ struct ThrottlePolicy: Sendable, Equatable {
     func isStale(_ state: State, now: Date) -> Bool {
         now.timeIntervalSince(state.windowStartedAt) >= window && retryAfter(state, now: now) == nil
     }
-}
-
-/// How many mails may be asked for per hour, to one address and from one client address.
-struct MailLimits: Sendable, Equatable {
-    var perRecipient: ThrottlePolicy
-    var perClient: ThrottlePolicy
 }

@@ -26,8 +26,7 @@ struct AccountController: Sendable {
     @Sendable func createAccount(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: SignUpRequest.self, context: context)
         var errors: [FieldError] = []
-        let email = EmailAddress(normalizing: body.email)
-        if email == nil { errors.append(FieldError(field: "email", message: EmailAddress.invalidMessage)) }
+        let email = Self.email(body.email, errors: &errors)
         if let problem = PasswordPolicy.problem(with: body.password, email: email) {
             errors.append(FieldError(field: "password", message: problem))
         }
@@ -49,11 +48,9 @@ struct AccountController: Sendable {
     @Sendable func login(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: SignInRequest.self, context: context)
         var errors = Self.deviceNameErrors(body.deviceName)
-        let email = EmailAddress(normalizing: body.email)
-        if email == nil { errors.append(FieldError(field: "email", message: EmailAddress.invalidMessage)) }
-        if body.password.isEmpty || body.password.count > PasswordPolicy.maximumLength {
-            errors.append(FieldError(field: "password",
-                                     message: "must be 1 to \(PasswordPolicy.maximumLength) characters"))
+        let email = Self.email(body.email, errors: &errors)
+        if let problem = PasswordPolicy.signInProblem(with: body.password) {
+            errors.append(FieldError(field: "password", message: problem))
         }
         guard let email, errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let pair = try await signIn(
@@ -66,7 +63,7 @@ struct AccountController: Sendable {
     @Sendable func me(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let account = try await signedInAccount(context.user)
         return try ServiceJSON.encoder.encode(account.profile)
-            .conditionalJSONResponse(to: request, headers: Self.privateNoCache)
+            .conditionalJSONResponse(to: request, headers: Self.noStore)
     }
 
     /// Only the experience and preferences change here; any other field is refused with 400, so a client never
@@ -102,7 +99,7 @@ struct AccountController: Sendable {
         let body = try await request.decodeJSON(as: PasswordChange.self, context: context)
         let account = try await signedInAccount(context.user)
         if let problem = PasswordPolicy.problem(with: body.newPassword,
-                                                email: EmailAddress(normalizing: account.email)) {
+                                                email: EmailAddress(stored: account.email)) {
             throw ServiceProblem.validation([FieldError(field: "newPassword", message: problem)])
         }
         try await changePassword(
@@ -115,23 +112,41 @@ struct AccountController: Sendable {
 
     // MARK: Input
 
-    /// The client as the session list and the throttle see it.
+    /// The client as the session list and the throttle see it. A device name was checked by ``deviceNameErrors(_:)``.
     private func client(of request: Request, peer: String?, deviceName: String?) -> TokenIssuer.Client {
-        TokenIssuer.Client(deviceName: deviceName, userAgent: request.headers[.userAgent],
+        TokenIssuer.Client(deviceName: deviceName.map { UserText.normalized($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
+                           userAgent: request.headers[.userAgent],
                            address: trustedProxies.clientAddress(of: request, peer: peer))
+    }
+
+    /// The address in `raw`, or nil with its refusal added to `errors`.
+    static func email(_ raw: String, errors: inout [FieldError]) -> EmailAddress? {
+        switch EmailAddress.parse(raw) {
+        case .success(let email): return email
+        case .failure(let refusal):
+            errors.append(FieldError(field: "email", message: refusal.message))
+            return nil
+        }
     }
 
     static func deviceNameErrors(_ name: String?) -> [FieldError] {
         guard let name else { return [] }
-        if let unsafe = UserText.firstUnsafe(in: name) {
-            return [FieldError(field: "deviceName", message: UserText.refusal(of: unsafe))]
+        switch UserText.accepted(name, maximumCharacters: maximumDeviceNameLength, maximumBytes: maximumDeviceNameBytes) {
+        case .success(let accepted) where accepted.isEmpty:
+            return [FieldError(field: "deviceName", message: "must be 1 to \(maximumDeviceNameLength) characters")]
+        case .success:
+            return []
+        case .failure(let refusal):
+            return [FieldError(field: "deviceName", message: refusal.message)]
         }
-        return (1...100).contains(name.count) ? [] : [FieldError(field: "deviceName", message: "must be 1 to 100 characters")]
     }
 
+    static let maximumDeviceNameLength = 100
+    static let maximumDeviceNameBytes = 400
+
+    /// For everything personal (tokens, the profile, the session list): no cache on the way or on the device keeps a
+    /// copy. An `ETag` still saves a client that asks with `If-None-Match` the body.
     static let noStore: HTTPFields = [.cacheControl: "no-store"]
-    /// For what the user reads back: the client may keep it and revalidate it with `If-None-Match`.
-    static let privateNoCache: HTTPFields = [.cacheControl: "private, no-cache"]
 }
 
 extension TrustedProxies {

@@ -46,6 +46,14 @@ extension AuthRefusal: ProblemConvertible {
             ServiceProblem(.badRequest, .expiredLinkToken, "This link has expired; ask for a new mail.")
         case .emailAlreadyVerified:
             ServiceProblem(.conflict, .emailAlreadyVerified, "Your email is verified already.")
+        case .signUpThrottled(let wait):
+            ServiceProblem(.tooManyRequests, .signUpThrottled,
+                           "Too many sign-ups from this network; try again in \(Int(wait.rounded(.up))) seconds.",
+                           headers: [.retryAfter: String(Int(wait.rounded(.up)))])
+        case .busy:
+            ServiceProblem(.serviceUnavailable, .serviceBusy,
+                           "Too many passwords are being checked right now; try again in a second.",
+                           headers: [.retryAfter: "1"])
         }
     }
 

@@ -10,6 +10,7 @@ struct KeysController: Sendable {
     let sessions: SessionStore
     let accounts: AccountStore
     let revocationWindow: TimeInterval
+    let peerSecret: PeerSecret
 
     func register(on router: Router<AppRequestContext>, api: RouterGroup<AppRequestContext>) {
         router.get(".well-known/jwks.json", use: jwks)
@@ -24,8 +25,9 @@ struct KeysController: Sendable {
             to: request, headers: [.cacheControl: "public, max-age=\(AuthConfiguration.jwksMaximumAge)"])
     }
 
-    /// Sessions ended within the access-token lifetime; services poll it (conditionally, so mostly 304s).
+    /// Sessions ended within the access-token lifetime, for the services (with their ``PeerSecret``); they poll it (conditionally, so mostly 304s).
     @Sendable func revocations(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try requirePeer(request)
         let ids = try await sessions.revoked(since: Date().addingTimeInterval(-revocationWindow))
         let body = try ServiceJSON.encoder.encode(
             RevokedSessions(sessionIds: ids, windowSeconds: Int(revocationWindow)))
@@ -36,6 +38,7 @@ struct KeysController: Sendable {
     /// that second (a page's last entry; before every id when absent), for services that erase the user's data. Kept
     /// for 30 days.
     @Sendable func deletedAccounts(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try requirePeer(request)
         let query = request.uri.queryParameters
         var since = Date(timeIntervalSince1970: 0)
         var errors: [FieldError] = []
@@ -52,5 +55,13 @@ struct KeysController: Sendable {
         let deleted = try await accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
         return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted))
             .jsonResponse(headers: [.cacheControl: "no-cache"])
+    }
+
+    /// The feeds answer only the services (``PeerSecret``): whoever reaches this port is not necessarily one.
+    private func requirePeer(_ request: Request) throws {
+        guard peerSecret.isPresented(in: request) else {
+            throw ServiceProblem(.unauthorized, .authenticationRequired,
+                                 "This feed is for the services only; send the peers' \(PeerSecret.header.rawName).")
+        }
     }
 }

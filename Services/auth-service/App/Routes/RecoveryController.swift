@@ -22,9 +22,8 @@ struct RecoveryController: Sendable {
     /// 202 with the same body whether or not an account has the address: the answer tells nobody which do.
     @Sendable func askForReset(_ request: Request, context: AppRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: PasswordResetRequest.self, context: context)
-        guard let email = EmailAddress(normalizing: body.email) else {
-            throw ServiceProblem.validation([FieldError(field: "email", message: EmailAddress.invalidMessage)])
-        }
+        let email = try EmailAddress.parse(body.email)
+            .mapError { ServiceProblem.validation([FieldError(field: "email", message: $0.message)]) }.get()
         try await requestMail.passwordReset(
             for: email, clientAddress: trustedProxies.clientAddress(of: request, peer: context.remoteAddress?.ipAddress))
         return try Self.accepted(Self.resetAccepted)

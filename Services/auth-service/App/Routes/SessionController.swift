@@ -52,7 +52,7 @@ struct SessionController: Sendable {
     @Sendable func list(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let live = try await sessions.live(userID: context.user.userID, current: context.user.sessionID, now: Date())
         return try ServiceJSON.encoder.encode(SessionList(sessions: live))
-            .conditionalJSONResponse(to: request, headers: AccountController.privateNoCache)
+            .conditionalJSONResponse(to: request, headers: AccountController.noStore)
     }
 
     @Sendable func end(_ request: Request, context: AuthenticatedContext) async throws -> Response {

@@ -26,6 +26,12 @@ struct KnownDevices: Sendable {
         return credential
     }
 
+    /// Forgets every device credential of `userID`, in the caller's transaction: what proved a device had the old
+    /// password must not outlive it (a password change or reset, signing out everywhere).
+    static func forgetAll(of userID: UUID, on connection: isolated PostgresConnection) async throws {
+        try await connection.query("DELETE FROM known_devices WHERE user_id = \(userID)")
+    }
+
     /// The account `credential` was given for, or nil (unknown, pruned, or not one of ours).
     func owner(of credential: String) async throws -> UUID? {
         guard credential.utf8.count == 43, Data(base64URLEncoded: credential)?.count == 32 else { return nil }

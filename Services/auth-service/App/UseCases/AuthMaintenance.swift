@@ -40,7 +40,8 @@ struct AuthMaintenance: Service {
         )
         let mailLimits = configuration.mail.limits
         let throttled = try await throttle.prune(now: now, longestWindow: max(
-            ThrottlePolicy.account.window, mailLimits.perRecipient.window, mailLimits.perClient.window))
+            ThrottlePolicy.account.window, mailLimits.perRecipientAndClient.window, mailLimits.perClient.window,
+            configuration.signUpLimit.window))
         // Expired links are kept a day, so that following one says it expired rather than that it is unknown.
         let links = try await LinkTokens.prune(expiredBefore: now.addingTimeInterval(-86_400), on: accounts.pool)
         // Kept a month: long enough for any service that was down to catch up on the deletions it must act on.

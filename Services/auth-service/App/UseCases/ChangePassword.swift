@@ -2,8 +2,8 @@ import Contracts
 import Foundation
 import Postgres
 
-/// `POST /v1/auth/me/password`, once the current password is re-confirmed: every other session ends (whoever knew
-/// the old password is signed out), this one stays.
+/// `POST /v1/auth/me/password`, once the current password is re-confirmed: everything that proved the old password
+/// ends with it (every other session, every device credential, a pending reset link); this session stays.
 struct ChangePassword: Sendable {
     let passwords: PasswordCheck
     let accounts: AccountStore
@@ -32,6 +32,8 @@ struct ChangePassword: Sendable {
                                                   on: connection)
             try await SessionStore.end(userID: account.id, scope: .others, current: session, reason: .passwordChanged,
                                        now: now, on: connection)
+            try await KnownDevices.forgetAll(of: account.id, on: connection)
+            try await LinkTokens.delete(for: account.id, purpose: .passwordReset, on: connection)
         }
     }
 }

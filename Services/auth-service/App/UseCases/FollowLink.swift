@@ -20,15 +20,15 @@ struct FollowLink: Sendable {
     }
 
     /// `POST /v1/auth/password-reset/confirm`: the account of a live reset link gets `newPassword` (the sign-up
-    /// rules apply). Every session of the account ends, the link is used up, and the email counts as verified: the
-    /// mail reached its owner.
+    /// rules apply). Every session and device credential of the account ends, the link is used up, and the email
+    /// counts as verified: the mail reached its owner.
     func resetPassword(token text: String, to newPassword: String) async throws {
         // Checked before the password is hashed: a wrong link costs no bcrypt work.
         let token = try await check(text, for: .passwordReset)
         guard let account = try await pool.withSession({ connection in
             try await AccountStore.find(id: token.accountID, forUpdate: false, on: connection)
         }) else { throw AuthRefusal.invalidLinkToken }
-        if let problem = PasswordPolicy.problem(with: newPassword, email: EmailAddress(normalizing: account.email)) {
+        if let problem = PasswordPolicy.problem(with: newPassword, email: EmailAddress(stored: account.email)) {
             throw AuthRefusal.invalidFields([FieldError(field: "newPassword", message: problem)])
         }
         let hash = try await hasher.hash(newPassword)
@@ -38,6 +38,7 @@ struct FollowLink: Sendable {
             try await AccountStore.updatePassword(id: account.id, hash: hash, changeKey: nil, now: now, on: connection)
             try await SessionStore.end(userID: account.id, scope: .global, current: nil, reason: .passwordReset,
                                        now: now, on: connection)
+            try await KnownDevices.forgetAll(of: account.id, on: connection)
             try await AccountStore.markEmailVerified(id: account.id, now: now, on: connection)
         }
     }

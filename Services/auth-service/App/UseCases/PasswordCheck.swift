@@ -37,7 +37,7 @@ struct PasswordCheck: Sendable {
 
     /// Checks the password of a signed-in user who re-confirms it (deleting the account, changing the password).
     func confirm(_ password: String, of account: Account, clientAddress: String) async throws {
-        let email = EmailAddress(normalizing: account.email)!
+        let email = EmailAddress(stored: account.email)
         let keys = ThrottleKey.forSignIn(email: email, clientAddress: clientAddress)
         let confirmed = try await throttled(keys, now: Date()) {
             try await hasher.verify(password, against: account.passwordHash) ? account : nil

@@ -22,14 +22,10 @@ struct RequestMail: Sendable {
         try await outbox.enqueue(.emailVerification, to: account.email, now: Date())
     }
 
-    private func admit(_ email: String, clientAddress: String) async throws {
-        let now = Date()
+    /// Counts a mail to `email` asked for by `clientAddress`; past a limit, 429 with the seconds until it lets the
+    /// next one through. A refused request queues nothing, so it never replaces the link of an earlier mail.
+    func admit(_ email: String, clientAddress: String) async throws {
         let keys = ThrottleKey.forMail(to: email, clientAddress: clientAddress, limits: limits)
-        switch try await throttle.beginAttempt(keys, now: now) {
-        case .blocked(let wait):
-            throw AuthRefusal.mailThrottled(retryAfter: wait)
-        case .counted(let attempt):
-            if let wait = attempt.blockStarted(now: now) { throw AuthRefusal.mailThrottled(retryAfter: wait) }
-        }
+        if let wait = try await throttle.admit(keys, now: Date()) { throw AuthRefusal.mailThrottled(retryAfter: wait) }
     }
 }

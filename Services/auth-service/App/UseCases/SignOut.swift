@@ -12,10 +12,12 @@ struct SignOut: Sendable {
     /// Relative to `caller`, the session of the bearer token.
     func callAsFunction(_ caller: AuthenticatedUser, scope: LogoutScope) async throws {
         let now = Date()
-        _ = try await sessions.pool.withTransaction { connection in
+        try await sessions.pool.withTransaction { connection in
             try await SessionStore.end(userID: caller.userID, scope: scope, current: caller.sessionID,
                                        reason: scope == .current ? .logout : .loggedOutElsewhere, now: now,
                                        on: connection)
+            // Everywhere means every device too: none signs in again on the throttle of a known device.
+            if scope == .global { try await KnownDevices.forgetAll(of: caller.userID, on: connection) }
         }
     }
 

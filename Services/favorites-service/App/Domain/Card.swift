@@ -8,28 +8,34 @@ struct Card: Equatable, Sendable {
     var title: String
     var facts: [String]
 
-    /// The card in `draft`, or every field that breaks a rule.
+    /// The card in `draft`, or every field that breaks a rule. Each text's bytes are checked before it is trimmed or
+    /// normalised (``UserText/accepted(_:maximumCharacters:maximumBytes:allowingLineBreaks:)``).
     static func checked(_ draft: CardDraft) -> Result<Card, CardProblems> {
         var errors: [FieldError] = []
-        let title = UserText.normalized(draft.title.trimmingCharacters(in: .whitespacesAndNewlines))
-        if title.isEmpty {
+        var title = ""
+        switch UserText.accepted(draft.title, maximumCharacters: CardDraft.maximumTitleLength,
+                                 maximumBytes: CardDraft.maximumTitleBytes) {
+        case .success(let accepted) where accepted.isEmpty:
             errors.append(FieldError(field: "title", message: "is required"))
-        } else if title.count > CardDraft.maximumTitleLength {
-            errors.append(FieldError(field: "title", message: "must be at most \(CardDraft.maximumTitleLength) characters"))
-        } else if let unsafe = UserText.firstUnsafe(in: title) {
-            errors.append(FieldError(field: "title", message: unsafe == "\n" ? "must be one line" : UserText.refusal(of: unsafe)))
+        case .success(let accepted):
+            title = accepted
+        case .failure(let refusal):
+            errors.append(FieldError(field: "title", message: refusal.message))
         }
-        let facts = draft.facts.map { UserText.normalized($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-        if facts.count < CardDraft.minimumFacts || facts.count > CardDraft.maximumFacts {
+        if draft.facts.count < CardDraft.minimumFacts || draft.facts.count > CardDraft.maximumFacts {
             errors.append(FieldError(field: "facts", message: "must be \(CardDraft.minimumFacts) to \(CardDraft.maximumFacts) facts"))
         }
-        for (index, fact) in facts.enumerated() {
-            if fact.isEmpty {
+        var facts: [String] = []
+        // At most one more than allowed is looked at: the count is refused already, and each fact costs its length.
+        for (index, raw) in draft.facts.prefix(CardDraft.maximumFacts + 1).enumerated() {
+            switch UserText.accepted(raw, maximumCharacters: CardDraft.maximumFactLength,
+                                     maximumBytes: CardDraft.maximumFactBytes, allowingLineBreaks: true) {
+            case .success(let fact) where fact.isEmpty:
                 errors.append(FieldError(field: "facts.\(index)", message: "is empty"))
-            } else if fact.count > CardDraft.maximumFactLength {
-                errors.append(FieldError(field: "facts.\(index)", message: "must be at most \(CardDraft.maximumFactLength) characters"))
-            } else if let unsafe = UserText.firstUnsafe(in: fact, allowingLineBreaks: true) {
-                errors.append(FieldError(field: "facts.\(index)", message: UserText.refusal(of: unsafe)))
+            case .success(let fact):
+                facts.append(fact)
+            case .failure(let refusal):
+                errors.append(FieldError(field: "facts.\(index)", message: refusal.message))
             }
         }
         return errors.isEmpty ? .success(Card(title: title, facts: facts)) : .failure(CardProblems(errors: errors))

@@ -72,6 +72,8 @@ enum FavoritesRefusal: Error, Equatable {
     case positionAhead(of: Int64, asked: Int64)
     /// This replica holds as many change streams as it may (another may not).
     case streamsFull
+    /// The user holds as many change streams on this replica as one may (`FAVORITES_STREAMS_PER_USER`).
+    case tooManyStreams(Int)
 }
 
 /// The commands on a user's favorites, decided on their ``WriteState``: pure, so every rule is tested without a

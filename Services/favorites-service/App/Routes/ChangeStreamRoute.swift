@@ -29,7 +29,15 @@ struct ChangeStreamRoute: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             // On SIGTERM the stream ends at once, so that the client moves to another replica and this one drains.
             try await withGracefulShutdownHandler {
-                try await stream.run { message in try await writer.write(ByteBuffer(string: message.serverSentEvent)) }
+                // The client closing its connection ends the stream at once, freeing its place: a write would notice
+                // only at the next heartbeat, or the one after (the first write to a closed socket succeeds).
+                try await request.body.consumeWithInboundCloseHandler { _ in
+                    try await stream.run { message in
+                        try await writer.write(ByteBuffer(string: message.serverSentEvent))
+                    }
+                } onInboundClosed: {
+                    stream.end(.clientGone)
+                }
             } onGracefulShutdown: {
                 stream.end(.shuttingDown)
             }

@@ -130,10 +130,10 @@ struct FavoritesController: Sendable {
             of: context.user.userID, in: experience.id, sort: sort, after: cursor, matching: text, limit: limit,
             unless: { request.ifNoneMatch(etag($0)) })
         guard let page else {
-            return .notModified(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            return .notModified(headers: [.eTag: etag(version), .cacheControl: "no-store"])
         }
         return try ServiceJSON.encoder.encode(page)
-            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
     }
 
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
@@ -143,10 +143,10 @@ struct FavoritesController: Sendable {
         let (version, ids) = try await listFavoriteIDs(of: context.user.userID, in: experience.id,
                                                        unless: { request.ifNoneMatch(etag($0)) })
         guard let ids else {
-            return .notModified(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            return .notModified(headers: [.eTag: etag(version), .cacheControl: "no-store"])
         }
         return try ServiceJSON.encoder.encode(ids)
-            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "private, no-cache"])
+            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
     }
 
     /// `GET /v1/favorites/changes?since=N`: the user's own changes after version N, oldest first.
@@ -157,7 +157,7 @@ struct FavoritesController: Sendable {
         }
         let body = try await listChanges(of: context.user.userID, since: since)
         return try ServiceJSON.encoder.encode(body)
-            .conditionalJSONResponse(to: request, headers: [.cacheControl: "private, no-cache"])
+            .conditionalJSONResponse(to: request, headers: [.cacheControl: "no-store"])
     }
 
     /// `GET /v1/favorites/popular?experience=&limit=`: the most favorited items of an experience, from the async

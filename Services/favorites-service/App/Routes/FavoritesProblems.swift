@@ -23,6 +23,11 @@ extension FavoritesRefusal: ProblemConvertible {
                 This account's changes end at version \(current); \(asked) is past them (a position kept from another \
                 account, or from before a restore). Sync again from 0.
                 """)
+        case .tooManyStreams(let allowed):
+            ServiceProblem(.tooManyRequests, .tooManyStreams, """
+                You have \(allowed) change streams open, as many as one may; close one (a stream frees its place as soon \
+                as its connection closes).
+                """, headers: [.retryAfter: "5"])
         case .streamsFull:
             ServiceProblem(.serviceUnavailable, .serviceUnreachable,
                            "This replica holds as many change streams as it may; reconnect in a moment.",

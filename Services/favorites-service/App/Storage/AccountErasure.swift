@@ -16,6 +16,7 @@ import ServiceLifecycle
 /// moving the checkpoint only means erasing again.
 struct AccountErasure: Service {
     let authURL: String
+    let peerSecret: PeerSecret
     let httpClient: HTTPClient
     let pool: DatabasePool
     let interval: Duration
@@ -75,6 +76,7 @@ struct AccountErasure: Service {
         var url = authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since=" + stamp.percentEncodedComponent
         if let after { url += "&after=" + after.uuidString.lowercased() }
         var request = HTTPClientRequest(url: url)
+        peerSecret.add(to: &request.headers)
         request.headers.add(name: "Accept", value: "application/json")
         let response = try await httpClient.execute(request, timeout: .seconds(5))
         guard response.status == .ok else { throw ErasureError.status(Int(response.status.code)) }

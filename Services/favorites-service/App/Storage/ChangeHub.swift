@@ -20,6 +20,8 @@ final class ChangeHub: Service, Sendable {
         case tokenExpired = "token-expired"
         case sessionEnded = "session-ended"
         case shuttingDown = "shutting-down"
+        /// The client closed the connection: nothing more is sent, and the stream's place is free at once.
+        case clientGone = "client-gone"
     }
 
     /// One open stream's wake-ups.
@@ -64,34 +66,40 @@ final class ChangeHub: Service, Sendable {
     let listener: PostgresListener
     let revocations: (any SessionRevocations)?
     let capacity: Int
+    /// Streams one user may hold on this replica: enough for their devices, too few to crowd out other users.
+    let perUser: Int
     let heartbeat: Duration
     let checkInterval: Duration
     let logger: Logger
     private let watchers = Locked(Watchers())
     private let open: Gauge
 
-    init(listener: PostgresListener, revocations: (any SessionRevocations)?, capacity: Int, heartbeat: Duration,
-         checkInterval: Duration = .milliseconds(500), logger: Logger, metrics: any MetricsFactory) {
+    init(listener: PostgresListener, revocations: (any SessionRevocations)?, capacity: Int, perUser: Int,
+         heartbeat: Duration, checkInterval: Duration = .milliseconds(500), logger: Logger, metrics: any MetricsFactory) {
         self.listener = listener
         self.revocations = revocations
         self.capacity = capacity
+        self.perUser = perUser
         self.heartbeat = heartbeat
         self.checkInterval = checkInterval
         self.logger = logger
         open = Gauge(label: "favorites_streams_open", factory: metrics)
     }
 
-    /// A watcher for `user`'s stream, or nil when the replica holds as many streams as it may.
-    func watch(_ user: AuthenticatedUser) -> Watcher? {
+    /// A watcher for `user`'s stream; refused when the user holds ``perUser`` streams here already, or the replica
+    /// as many as it may.
+    func watch(_ user: AuthenticatedUser) throws(FavoritesRefusal) -> Watcher {
         let watcher = Watcher(user: user)
-        let count = watchers.withLock { watchers -> Int? in
-            guard watchers.count < capacity else { return nil }
+        let count = watchers.withLock { watchers -> Result<Int, FavoritesRefusal> in
+            guard watchers.byUser[user.userID, default: [:]].count < perUser else {
+                return .failure(.tooManyStreams(perUser))
+            }
+            guard watchers.count < capacity else { return .failure(.streamsFull) }
             watchers.byUser[user.userID, default: [:]][ObjectIdentifier(watcher)] = watcher
             watchers.count += 1
-            return watchers.count
+            return .success(watchers.count)
         }
-        guard let count else { return nil }
-        open.record(count)
+        open.record(try count.get())
         return watcher
     }
 

@@ -59,10 +59,10 @@ struct WatchChanges: Sendable {
         }
     }
 
-    /// Opens `user`'s stream after `after` (nil: from now). Refuses a position past the end of the log, and a replica
-    /// that holds as many streams as it may answers 503.
+    /// Opens `user`'s stream after `after` (nil: from now). Refuses a position past the end of the log, a user who
+    /// holds as many streams as one may (429), and a replica that holds as many as it may (503).
     func open(for user: AuthenticatedUser, experience: ExperienceID?, after: Int64?) async throws -> Stream {
-        guard let watcher = hub.watch(user) else { throw FavoritesRefusal.streamsFull }
+        let watcher = try hub.watch(user)
         do {
             let current = try await store.pool.withSession { connection in
                 try await EventStore.version(of: FavoritesStore.stream(of: user.userID), on: connection)

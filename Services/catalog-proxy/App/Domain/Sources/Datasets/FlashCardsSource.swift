@@ -58,10 +58,11 @@ struct FlashCardsSource: DatasetSource {
         }
     }
 
-    /// Text from anyone: control and format characters dropped (line breaks kept where asked), spaces collapsed,
-    /// cut to `limit` characters; empty is nil.
+    /// Text from anyone: first cut to four bytes a character and stream-safe (``UserText/bounded(_:maximumBytes:)``:
+    /// one "character" of a million combining marks would otherwise cost seconds to search), then control and format
+    /// characters dropped (line breaks kept where asked), spaces collapsed, cut to `limit` characters; empty is nil.
     static func untrusted(_ text: String?, limit: Int, keepingLines: Bool) -> String? {
-        guard let text else { return nil }
+        guard let text = text.map({ UserText.bounded($0, maximumBytes: limit * 4) }) else { return nil }
         let normalized = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
             .replacingOccurrences(of: "\t", with: " ")
         let visible = normalized.unicodeScalars.filter { scalar in
