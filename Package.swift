@@ -269,9 +269,10 @@ let toolAndTestTargets: [Target] = [
 
 let package = Package(
     name: "favoriteme-cloud",
-    // The client library and the contract need iOS 15 (URLSession's async calls; its SwiftUI model needs 17). macOS
-    // stays at 14 because the same manifest builds the services on a Mac, and Hummingbird needs 14.
-    platforms: [.macOS(.v14), .iOS(.v15)],
+    // The client library's floor: iOS 17 and macOS 14, which its observable model (Observation) needs; every API it
+    // uses exists there (scripts/check-client-availability checks the sources against a list of newer ones). macOS 14
+    // is also what Hummingbird needs, for the services built on a Mac from the same manifest.
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Contracts", targets: ["Contracts"]),
         .library(name: "FavoriteMeClient", targets: ["FavoriteMeClient"]),
