@@ -240,14 +240,15 @@ extension EndToEnd {
                 Issue.record("A's write offline was not queued")
                 return
             }
-            link.set(.holdAnswers(seconds: 1.5))
+            // Held long enough that B's sign-in (a bcrypt hash: seconds on a busy machine) always comes first.
+            link.set(.holdAnswers(seconds: 10))
             let flushA = Task { await device.sendPendingWrites() }  // refreshes A's token: its answer is held
             try await Task.sleep(for: .milliseconds(300))
             link.set(.forward)
             #expect(try await device.signIn(email: emailB, password: accountPassword).id == userB.id)
             let reportA = await flushA.value
             #expect(reportA.sent.isEmpty)
-            try await Task.sleep(for: .seconds(2))  // past the held answer
+            try await Task.sleep(for: .seconds(10.5))  // past the held answer
             #expect(await device.storedUser?.id == userB.id)
             #expect(await device.pendingWrites().isEmpty)
             #expect(try await device.favoriteIDs(in: .mobiles).itemIds.isEmpty)
@@ -280,7 +281,8 @@ extension EndToEnd {
                 let queued = try await favme.run(["fav", item, "--json"] + arguments)
                 #expect(queued.status == 0 && queued.output.contains("\"queued\""))
             }
-            link.set(.loseAnswers)
+            // The first write is applied and its answer held: favme is killed while it waits for it, as an app is.
+            link.set(.holdAnswers(seconds: 30))
             let flushing = try favme.start(["sync"] + arguments)
             var applied: [String] = []
             for _ in 0..<100 where applied.isEmpty {

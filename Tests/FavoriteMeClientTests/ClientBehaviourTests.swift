@@ -63,6 +63,32 @@ import Testing
         #expect(keys.count == 2 && Set(keys).count == 1)
     }
 
+    /// A's write waits for A's refresh; B signs in on the device before its answer comes: A's write never goes out
+    /// with either session, and stays for A's next sign-in.
+    @Test(.timeLimit(.minutes(1))) func aRefreshUnderWayWhenAnotherUserSignsInIsDropped() async throws {
+        let userA = Fixture.user("a")
+        let userB = Fixture.user("b")
+        let stub = StubServer { request in
+            switch request.path {
+            case "/v1/auth/refresh": return .hang  // A's answer never comes in time
+            case "/v1/auth/login": return .json(Fixture.authSession(userB, refreshToken: "b-1"))
+            default: return .json(Fixture.favorite("1"), status: 201)
+            }
+        }
+        let app = stub.client(tokens: MemoryTokenStore(Fixture.session(userA, expired: true)))
+        _ = try await app.restoreSession()
+        let writeA = Task { try await app.favorite("1", in: .rijksmuseum) }
+        while stub.requests("POST", "/v1/auth/refresh").isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await app.signIn(email: userB.email, password: "a password")
+        guard case .queued = try await writeA.value else {
+            Issue.record("A's write was applied after B signed in")
+            return
+        }
+        _ = await app.sendPendingWrites()
+        #expect(stub.requests("PUT", "/v1/favorites").isEmpty)
+        #expect(await app.pendingWrites().isEmpty)  // B's queue
+    }
+
     /// A search whose task is cancelled (the user typed on) throws CancellationError, never a transport error to
     /// show; the log says it was cancelled, and never holds the search's text.
     @Test(.timeLimit(.minutes(1))) func aCancelledSearchThrowsCancellationError() async throws {
