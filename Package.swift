@@ -68,9 +68,11 @@ let sharedTargets: [Target] = [
 
     // The API for apps: typed calls, sessions that refresh themselves, writes that survive being offline. Foundation
     // (URLSession) and Contracts only: no server code.
+    // Its privacy manifest is a resource, so that an app's privacy report includes it; its DocC catalog is
+    // FavoriteMeClient.docc.
     .target(
         name: "FavoriteMeClient", dependencies: ["Contracts"], path: "Clients/FavoriteMeClient",
-        swiftSettings: strictSettings
+        resources: [.copy("PrivacyInfo.xcprivacy")], swiftSettings: strictSettings
     ),
     // The command-line client on the same library.
     .executableTarget(

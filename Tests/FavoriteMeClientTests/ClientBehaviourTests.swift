@@ -149,6 +149,19 @@ import Testing
         #expect(cases.map(\.isConnectivity) == [false, true, true, true, false, false])
     }
 
+    /// The privacy manifest is a resource of the library, so that it is in every app that links it.
+    @Test func thePrivacyManifestShipsWithTheLibrary() throws {
+        let url = try #require(Bundle.module.url(forResource: "PrivacyInfo", withExtension: "xcprivacy"))
+        let manifest = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil)
+            as? [String: Any])
+        #expect(manifest["NSPrivacyTracking"] as? Bool == false)
+        #expect((manifest["NSPrivacyAccessedAPITypes"] as? [Any])?.isEmpty == true)
+        let collected = (manifest["NSPrivacyCollectedDataTypes"] as? [[String: Any]] ?? [])
+            .compactMap { $0["NSPrivacyCollectedDataType"] as? String }
+        #expect(collected == ["NSPrivacyCollectedDataTypeEmailAddress", "NSPrivacyCollectedDataTypeUserID",
+                              "NSPrivacyCollectedDataTypeOtherUserContent"])
+    }
+
     /// Models are Identifiable and Hashable, as SwiftUI's lists and sets want them.
     @Test func modelsAreIdentifiableAndHashable() {
         let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch")
