@@ -115,15 +115,18 @@ actor SessionKeeper {
         if let refreshing, refreshing.generation == generation {
             task = refreshing.task
         } else {
-            if session.pendingRefreshKey == nil {
-                // Kept before the request leaves: a relaunch that retries this refresh sends the same key.
+            // No suspension between here and `refreshing`: concurrent calls must find this refresh and share it.
+            let newKey = session.pendingRefreshKey == nil
+            if newKey {
                 session.pendingRefreshKey = UUID().uuidString.lowercased()
                 self.session = session
-                try? await store.save(session)
             }
-            let (refreshToken, key) = (session.refreshToken, session.pendingRefreshKey ?? "")
+            let (store, refreshToken, key) = (store, session.refreshToken, session.pendingRefreshKey ?? "")
+            let keyed = session
             task = Task { [backgroundActivity] in
                 try await backgroundActivity.run("Refresh the FavoriteMe session") { () async -> Result<StoredSession, any Error> in
+                    // Stored before the request leaves: a relaunch that retries this refresh sends the same key.
+                    if newKey { try? await store.save(keyed) }
                     do { return .success(StoredSession(try await refresh(refreshToken, key), now: Date())) } catch {
                         return .failure(error)
                     }

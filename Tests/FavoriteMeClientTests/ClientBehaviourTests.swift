@@ -63,6 +63,26 @@ import Testing
         #expect(keys.count == 2 && Set(keys).count == 1)
     }
 
+    /// Twenty calls at once with an expired token share one refresh (the server takes a second use of a refresh
+    /// token for theft), keyed like any other.
+    @Test func aBurstSharesOneRefresh() async throws {
+        let stub = StubServer { request in
+            switch request.path {
+            case "/v1/auth/refresh": return .json(Fixture.authSession(Self.user, refreshToken: "r2"))
+            default: return request.header("Authorization") == "Bearer access-r2" ? .json(Self.user)
+                : .problem(401, .tokenExpired)
+            }
+        }
+        let app = stub.client(tokens: MemoryTokenStore(Fixture.session(Self.user, refreshToken: "r1", expired: true)))
+        try await withThrowingTaskGroup(of: UserProfile.self) { group in
+            for _ in 0..<20 { group.addTask { try await app.me() } }
+            for try await user in group { #expect(user == Self.user) }
+        }
+        let refreshes = stub.requests("POST", "/v1/auth/refresh")
+        #expect(refreshes.count == 1)
+        #expect(refreshes.first?.header("Idempotency-Key")?.isEmpty == false)
+    }
+
     /// A's write waits for A's refresh; B signs in on the device before its answer comes: A's write never goes out
     /// with either session, and stays for A's next sign-in.
     @Test(.timeLimit(.minutes(1))) func aRefreshUnderWayWhenAnotherUserSignsInIsDropped() async throws {
