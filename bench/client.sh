@@ -38,4 +38,5 @@ for cached in 0 5000; do
 done
 bench_stamp
 within="$(awk -v a="$(cpu_of "$live")" -v b="$(cpu_of "$offline")" 'BEGIN { print (a <= 2 * b) ? "yes" : "no" }')"
-[[ "$within" == yes ]] || die "with 5,000 cached favorites, a heart with live changes on costs more than twice an offline one"
+[[ "$within" == yes ]] \
+    || die "with 5,000 cached favorites, a heart with live changes on costs more than twice an offline one"

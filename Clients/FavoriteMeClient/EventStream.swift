@@ -28,14 +28,16 @@ struct ServerSentEventParser {
     }
 
     private func blankLine() -> Range<Data.Index>? {
-        [Data("\n\n".utf8), Data("\r\n\r\n".utf8)].compactMap { pending.range(of: $0) }.min { $0.lowerBound < $1.lowerBound }
+        [Data("\n\n".utf8), Data("\r\n\r\n".utf8)].compactMap { pending.range(of: $0) }
+            .min { $0.lowerBound < $1.lowerBound }
     }
 
     /// One event block; nil for one with no field (a comment alone: a heartbeat).
     static func event(_ block: String) -> ServerSentEvent? {
         var event = ServerSentEvent(id: nil, type: "message", data: "")
         var fields = 0
-        for line in block.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) where !line.hasPrefix(":") {
+        let lines = block.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline)
+        for line in lines where !line.hasPrefix(":") {
             let colon = line.firstIndex(of: ":")
             let field = colon.map { line[..<$0] } ?? line[...]
             var value = colon.map { line[line.index(after: $0)...] } ?? ""

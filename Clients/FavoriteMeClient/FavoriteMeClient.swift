@@ -121,7 +121,8 @@ public final class FavoriteMeClient: Sendable {
 
     /// A refusal that a refreshed access token may turn into an answer.
     static func asksForRefresh(_ problem: APIProblem) -> Bool {
-        (problem.status == 401 && [.tokenExpired, .invalidToken].contains(problem.type)) || problem.type == .emailUnverified
+        (problem.status == 401 && [.tokenExpired, .invalidToken].contains(problem.type))
+            || problem.type == .emailUnverified
     }
 
     /// The refresh call itself: unauthenticated, the refresh token in the body and the refresh's key (the same for
@@ -231,8 +232,8 @@ public final class FavoriteMeClient: Sendable {
     }
 }
 
-/// One request the client made, for an app's logs or metrics (``FavoriteMeClient/init(baseURL:deviceName:tokens:local:retryPolicy:urlSession:timeout:backgroundActivity:watchesNetwork:log:)``).
-/// Never holds a token, a body or a query (a search's text stays on the device).
+/// One request the client made, for an app's logs or metrics (the `log:` hook of ``FavoriteMeClient``). Never holds a
+/// token, a body or a query (a search's text stays on the device).
 public struct RequestRecord: Sendable, Hashable {
     public var method: String
     /// The path, without the query.

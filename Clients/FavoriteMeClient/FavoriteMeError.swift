@@ -94,8 +94,8 @@ extension FavoriteMeClient {
         if error is CancellationError { return error }
         if let error = error as? URLError {
             if error.code == .cancelled && Task.isCancelled { return CancellationError() }
-            if neverLeft.contains(error.code) { return FavoriteMeError.offline("\(error.code.rawValue) \(error.localizedDescription)") }
-            return FavoriteMeError.transport("\(error.code.rawValue) \(error.localizedDescription)")
+            let detail = "\(error.code.rawValue) \(error.localizedDescription)"
+            return neverLeft.contains(error.code) ? FavoriteMeError.offline(detail) : FavoriteMeError.transport(detail)
         }
         if let error = error as? FavoriteMeError { return error }
         return FavoriteMeError.transport("\(error)")

@@ -93,9 +93,8 @@ extension FavoriteMeClient {
             if Task.isCancelled { return }
             failures += 1
             // The server's Retry-After, if any, within the same cap: a wake still reconnects at once.
-            let seconds = retryPolicy.delay(afterFailures: failures,
-                                            retryAfter: failure.retryAfter.map { min($0, Int(retryPolicy.longestDelay)) },
-                                            jitter: Double.random(in: 0...1))
+            let retryAfter = failure.retryAfter.map { min($0, Int(retryPolicy.longestDelay)) }
+            let seconds = retryPolicy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: .random(in: 0...1))
             let wakes = await wakeup.wakes  // a wake while the app hears of this failure still counts
             tell(.disconnected(failure, retryIn: .milliseconds(Int64(seconds * 1000))))
             await wakeup.sleep(for: seconds, since: wakes)

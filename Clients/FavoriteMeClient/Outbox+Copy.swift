@@ -93,7 +93,9 @@ extension Outbox {
     /// The synced copy with the sent writes on top.
     private var copy: FavoritesDocument {
         var copy = synced
-        for entry in queue.writes { if case .sent(let answer) = entry.status { copy.apply(entry.write.kind, answer: answer) } }
+        for entry in queue.writes {
+            if case .sent(let answer) = entry.status { copy.apply(entry.write.kind, answer: answer) }
+        }
         return copy
     }
 

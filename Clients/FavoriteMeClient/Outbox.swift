@@ -241,7 +241,9 @@ actor Outbox {
     /// attempt is due; nil when the pass was over already.
     func failed(_ write: PendingWrite, retryAfter: Int?, policy: RetryPolicy, _ token: UUID,
                 send: @escaping @Sendable () async -> Void) async -> Date? {
-        guard isCurrent(token), let index = queue.writes.firstIndex(where: { $0.write.id == write.id }) else { return nil }
+        guard isCurrent(token), let index = queue.writes.firstIndex(where: { $0.write.id == write.id }) else {
+            return nil
+        }
         queue.writes[index].failures += 1
         let notBefore = retryAfter.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
         // Saved only when there is a wait to keep: the count only spaces this process's attempts (a relaunch tries

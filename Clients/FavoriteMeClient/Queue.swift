@@ -118,8 +118,8 @@ extension FavoriteMeClient {
                                as: NoContent.self, for: owner)
             return nil
         case .clear(let experience):
-            _ = try await send(Call(method: "DELETE", path: "/v1/favorites",
-                                    query: [URLQueryItem(name: "experience", value: experience.rawValue)], headers: key),
+            let query = [URLQueryItem(name: "experience", value: experience.rawValue)]
+            _ = try await send(Call(method: "DELETE", path: "/v1/favorites", query: query, headers: key),
                                as: NoContent.self, for: owner)
             return nil
         case .writeCard(let experience, let draft):

@@ -123,14 +123,15 @@ actor SessionKeeper {
             }
             let (store, refreshToken, key) = (store, session.refreshToken, session.pendingRefreshKey ?? "")
             let keyed = session
+            let work = { @Sendable () async -> Result<StoredSession, any Error> in
+                // Stored before the request leaves: a relaunch that retries this refresh sends the same key.
+                if newKey { try? await store.save(keyed) }
+                do { return .success(StoredSession(try await refresh(refreshToken, key), now: Date())) } catch {
+                    return .failure(error)
+                }
+            }
             task = Task { [backgroundActivity] in
-                try await backgroundActivity.run("Refresh the FavoriteMe session") { () async -> Result<StoredSession, any Error> in
-                    // Stored before the request leaves: a relaunch that retries this refresh sends the same key.
-                    if newKey { try? await store.save(keyed) }
-                    do { return .success(StoredSession(try await refresh(refreshToken, key), now: Date())) } catch {
-                        return .failure(error)
-                    }
-                }.get()
+                try await backgroundActivity.run("Refresh the FavoriteMe session", work).get()
             }
             refreshing = (generation, task)
         }

@@ -89,8 +89,8 @@ struct ClientBench: AsyncParsableCommand {
 
     private static func favorites(_ count: Int) -> [Favorite] {
         (0..<count).map { index in
-            Favorite(experience: .rijksmuseum, itemId: "SK-\(index)", title: "A painting of some length, number \(index)",
-                     subtitle: "A painter, 1642", imageURL: "https://lh3.googleusercontent.com/\(index)=s400",
+            Favorite(experience: .rijksmuseum, itemId: "SK-\(index)",
+                     title: "A painting of some length, number \(index)", subtitle: "A painter, 1642", imageURL: "https://lh3.googleusercontent.com/\(index)=s400",
                      price: nil, rating: nil, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)))
         }
     }

@@ -98,7 +98,8 @@ final class StandInProtocol: URLProtocol {
             client?.urlProtocol(self, didFailWithError: URLError(.cannotConnectToHost))
             return
         }
-        guard let (status, body) = server.answer(request, from: self) else {  // the stream: open until the client leaves
+        // No answer: the stream, open until the client leaves.
+        guard let (status, body) = server.answer(request, from: self) else {
             respond(200, url: url, type: "text/event-stream")
             send("event: ready\ndata: {}\n\n")
             return

@@ -81,7 +81,8 @@ struct FavoritesScreen: View {
     var body: some View {
         NavigationStack {
             List(model.favorites) { favorite in
-                ItemRow(title: favorite.title, subtitle: favorite.subtitle, hearted: model.hearts.contains(favorite.itemId)) {
+                let hearted = model.hearts.contains(favorite.itemId)
+                ItemRow(title: favorite.title, subtitle: favorite.subtitle, hearted: hearted) {
                     Task { await model.toggleHeart(favorite.itemId) }
                 }
             }

@@ -49,7 +49,8 @@ struct RefreshSession: Sendable {
                 forTokenDigest: RefreshTokens.digest(token), on: connection
             ) else { return .invalid }
             // Scoped to the session: a key is only ever compared with the one kept for the same session.
-            let keyDigest = key.map { IdempotencyKey.digest($0, scope: "refresh \(session.id.uuidString.lowercased())") }
+            let scope = "refresh \(session.id.uuidString.lowercased())"
+            let keyDigest = key.map { IdempotencyKey.digest($0, scope: scope) }
             let sameKey = keyDigest != nil && keyDigest == session.rotationKey
             let decision = policy.decide(presentedGeneration: presented, state: session.state, now: now,
                                          sameKey: sameKey)
