@@ -5,7 +5,7 @@ import Foundation
 extension FavoriteMeClient {
     /// Creates the account and signs it in on this device.
     @discardableResult
-    public func signUp(email: String, password: String, experience: ExperienceID) async throws(FavoriteMeError)
+    public func signUp(email: String, password: String, experience: ExperienceID) async throws
         -> UserProfile
     {
         let body = try encode(SignUpRequest(email: email, password: password, experience: experience.rawValue,
@@ -17,7 +17,7 @@ extension FavoriteMeClient {
     /// Signs in, sending the device credential kept from this account's earlier sign-ins on this device: a device
     /// the server knows is not slowed by strangers' failed sign-ins from the same address.
     @discardableResult
-    public func signIn(email: String, password: String) async throws(FavoriteMeError) -> UserProfile {
+    public func signIn(email: String, password: String) async throws -> UserProfile {
         let body = try encode(SignInRequest(email: email, password: password, deviceName: deviceName,
                                             deviceCredential: await sessions.deviceCredential(for: email)))
         return try await start(try await send(Call(method: "POST", path: "/v1/auth/login", body: body,
@@ -26,7 +26,7 @@ extension FavoriteMeClient {
 
     /// The new session ends the one before (and any refresh of it under way); this user's queue and copy open, and
     /// what waited in the queue from their last session goes out.
-    private func start(_ session: AuthSession) async throws(FavoriteMeError) -> UserProfile {
+    private func start(_ session: AuthSession) async throws -> UserProfile {
         if let credential = session.deviceCredential { await sessions.rememberDevice(credential, for: session.user.email) }
         await outbox.close()
         try await sessions.begin(StoredSession(session, now: Date()))
@@ -39,7 +39,7 @@ extension FavoriteMeClient {
     /// an app opened offline opens into its screens; nil when nobody is signed in. Then, in the background, the
     /// profile is read again (``AuthEvent/refreshed(_:)``, or ``AuthEvent/sessionExpired(_:)`` when the server
     /// ended the session meanwhile) and the queue is sent.
-    public func restoreSession() async throws(FavoriteMeError) -> UserProfile? {
+    public func restoreSession() async throws -> UserProfile? {
         guard let stored = try await sessions.current() else { return nil }
         try await outbox.open(for: stored.user.id)
         Task {
@@ -57,14 +57,14 @@ extension FavoriteMeClient {
     /// Signs out (`scope`: this device, the others, or everywhere). This device's session is forgotten locally even
     /// when the server cannot be reached: the refresh token it held is no longer kept. The synced copy goes; writes
     /// still waiting stay on the device, and go out at this user's next sign-in on it.
-    public func signOut(_ scope: LogoutScope = .current) async throws(FavoriteMeError) {
+    public func signOut(_ scope: LogoutScope = .current) async throws {
         guard let session = try await sessions.current() else { return }
         let body = try encode(RefreshRequest(refreshToken: session.refreshToken))
         do {
             _ = try await send(Call(method: "POST", path: "/v1/auth/logout",
                                     query: [URLQueryItem(name: "scope", value: scope.rawValue)], body: body),
                                as: NoContent.self)
-        } catch .signedOut {
+        } catch FavoriteMeError.signedOut {
             return  // already
         } catch {
             if scope != .others { await forget() }
@@ -79,7 +79,7 @@ extension FavoriteMeClient {
         await sessions.end()
     }
 
-    public func me() async throws(FavoriteMeError) -> UserProfile {
+    public func me() async throws -> UserProfile {
         let user = try await send(Call(method: "GET", path: "/v1/auth/me"), as: UserProfile.self)
         try await remember(user)
         return user
@@ -89,7 +89,7 @@ extension FavoriteMeClient {
     /// of the experience's categories.
     @discardableResult
     public func updateProfile(experience: ExperienceID? = nil, preferences: [String: String?]? = nil)
-        async throws(FavoriteMeError) -> UserProfile
+        async throws -> UserProfile
     {
         let body = try encode(ProfileUpdate(experience: experience?.rawValue, preferences: preferences))
         let user = try await send(Call(method: "PATCH", path: "/v1/auth/me", body: body), as: UserProfile.self)
@@ -97,13 +97,13 @@ extension FavoriteMeClient {
         return user
     }
 
-    public func changePassword(current: String, new: String) async throws(FavoriteMeError) {
+    public func changePassword(current: String, new: String) async throws {
         let body = try encode(PasswordChange(currentPassword: current, newPassword: new))
         _ = try await send(Call(method: "POST", path: "/v1/auth/me/password", body: body), as: NoContent.self)
     }
 
     /// Deletes the account (the password re-confirmed) and signs out.
-    public func deleteAccount(password: String) async throws(FavoriteMeError) {
+    public func deleteAccount(password: String) async throws {
         let body = try encode(AccountDeletion(password: password))
         let user = try await sessions.current()?.user
         _ = try await send(Call(method: "DELETE", path: "/v1/auth/me", body: body), as: NoContent.self)
@@ -112,11 +112,11 @@ extension FavoriteMeClient {
     }
 
     /// The user's sessions (devices), this one marked `current`.
-    public func sessionList() async throws(FavoriteMeError) -> [SessionSummary] {
+    public func sessionList() async throws -> [SessionSummary] {
         try await send(Call(method: "GET", path: "/v1/auth/sessions"), as: SessionList.self).sessions
     }
 
-    public func endSession(_ id: UUID) async throws(FavoriteMeError) {
+    public func endSession(_ id: UUID) async throws {
         _ = try await send(Call(method: "DELETE", path: "/v1/auth/sessions/\(id.uuidString.lowercased())"),
                            as: NoContent.self)
     }
@@ -139,7 +139,7 @@ extension FavoriteMeClient {
     /// one, and `mail-throttled` or `rate-limited` (429, ``APIProblem/retryAfter``) when too many mails were asked for
     /// this address or from this network. Not retried: each request may send a mail.
     @discardableResult
-    public func requestPasswordReset(email: String) async throws(FavoriteMeError) -> MailRequestAccepted {
+    public func requestPasswordReset(email: String) async throws -> MailRequestAccepted {
         let body = try encode(PasswordResetRequest(email: email))
         return try await send(Call(method: "POST", path: "/v1/auth/password-reset", body: body, authenticated: false),
                               as: MailRequestAccepted.self)
@@ -155,7 +155,7 @@ extension FavoriteMeClient {
     /// Throws ``FavoriteMeError/refused(_:)`` with `invalid-link-token` (used, replaced by a newer mail, or not a
     /// reset link) or `expired-link-token` (400: ask for a new mail either way), or `validation-failed` naming
     /// `newPassword`.
-    public func confirmPasswordReset(token: String, newPassword: String) async throws(FavoriteMeError) {
+    public func confirmPasswordReset(token: String, newPassword: String) async throws {
         let body = try encode(PasswordResetConfirmation(token: token, newPassword: newPassword))
         _ = try await send(Call(method: "POST", path: "/v1/auth/password-reset/confirm", body: body,
                                 authenticated: false), as: NoContent.self)
@@ -167,14 +167,14 @@ extension FavoriteMeClient {
     /// the stored profile says verified), or `mail-throttled` (429, ``APIProblem/retryAfter``);
     /// ``FavoriteMeError/signedOut`` when nobody is signed in.
     @discardableResult
-    public func resendVerificationEmail() async throws(FavoriteMeError) -> MailRequestAccepted {
+    public func resendVerificationEmail() async throws -> MailRequestAccepted {
         do {
             return try await send(Call(method: "POST", path: "/v1/auth/email-verification"),
                                   as: MailRequestAccepted.self)
-        } catch .refused(let problem) where problem.type == .emailAlreadyVerified {
+        } catch FavoriteMeError.refused(let problem) where problem.type == .emailAlreadyVerified {
             // Verified on another device or in a browser: the profile and token held here are older than that.
             await refreshAfterVerification()
-            throw .refused(problem)
+            throw FavoriteMeError.refused(problem)
         }
     }
 
@@ -187,7 +187,7 @@ extension FavoriteMeClient {
     ///
     /// Throws ``FavoriteMeError/refused(_:)`` with `invalid-link-token` (used already, replaced by a newer mail, or
     /// not a verification link) or `expired-link-token` (400: ask for a new mail with ``resendVerificationEmail()``).
-    public func confirmEmail(token: String) async throws(FavoriteMeError) {
+    public func confirmEmail(token: String) async throws {
         let body = try encode(EmailVerificationConfirmation(token: token))
         _ = try await send(Call(method: "POST", path: "/v1/auth/email-verification/confirm", body: body,
                                 authenticated: false), as: NoContent.self)

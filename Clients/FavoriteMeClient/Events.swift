@@ -2,7 +2,7 @@ import Contracts
 import Foundation
 
 /// What happened to the device's session: the sequence an app's root screen follows (``FavoriteMeClient/authEvents()``).
-public enum AuthEvent: Sendable, Equatable {
+public enum AuthEvent: Sendable, Hashable {
     /// A user is signed in: by sign-in or sign-up, or a stored session opened at launch.
     case signedIn(UserProfile)
     /// The session goes on: its tokens were renewed, or the user's profile was read again.
@@ -15,14 +15,12 @@ public enum AuthEvent: Sendable, Equatable {
 }
 
 /// What happened to the device's copy of the favorites and its queue (``FavoriteMeClient/localEvents()``).
-public enum LocalEvent: Sendable, Equatable {
+public enum LocalEvent: Sendable, Hashable {
     /// The hearts, the synced copy or the queue changed: read them again.
     case changed
-    /// The server refused a queued write for good: it left the queue and its heart rolled back.
+    /// The server refused a queued write for good: it left the queue and its heart rolled back (`problem.detail`
+    /// says why). The only way a heart is ever taken back: a write that fails on the way waits and is sent again.
     case refused(PendingWrite, APIProblem)
-    /// A write failed too often to go on trying: it waits in ``FavoriteMeClient/parkedWrites()`` until the app
-    /// retries or discards it.
-    case parked(PendingWrite, reason: String)
     /// A document on the device could not be read (damaged, or from a newer version): it was moved aside, kept,
     /// and the client goes on with an empty one.
     case setAside(LocalDocument, path: String, reason: String)

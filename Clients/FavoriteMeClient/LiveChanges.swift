@@ -5,14 +5,15 @@ import FoundationNetworking
 #endif
 
 /// What ``FavoriteMeClient/liveChanges(in:)`` tells an app.
-public enum LiveChange: Sendable, Equatable {
+public enum LiveChange: Sendable, Hashable {
     /// The stream is open (again): the device's favorites are current.
     case connected
     /// A change made on any of the user's devices, already in the device's favorites.
     case changed(FavoriteChange)
     /// The device was too far behind for the stream to replay each change: its favorites were read again. Redraw.
     case resynced
-    /// The connection dropped (no network, a replica going away); the stream reconnects by itself after `retryIn`.
+    /// The connection dropped or could not be made (no network, a replica going away); the stream reconnects by
+    /// itself after `retryIn`, or at once when the network returns or the app comes to the foreground.
     case disconnected(FavoriteMeError, retryIn: Duration)
 }
 
@@ -21,50 +22,82 @@ extension FavoriteMeClient {
     /// favorites (``syncedFavorites(in:)``, ``hearts(in:)``) before it is told: a heart filled on the phone fills on
     /// the tablet. `experience` limits what is told, not what is kept.
     ///
-    /// The stream resumes from the device's own position, so nothing is missed across reconnects, launches or a
-    /// network that comes and goes: it reconnects with backoff (`retryPolicy`'s), at once when its access token
-    /// expired (with a fresh one) or its server shut down (to another). Each change wakes a sync of the changes feed
-    /// (one request, shared by changes that arrive together), so the device's copy and its queue of writes are kept
-    /// exactly as ``syncFavorites()`` keeps them. It ends when the session ends (signed out here or on another device)
-    /// or when the task iterating it is cancelled.
+    /// The stream belongs to the user signed in when it starts: it ends when their session ends (signed out here or
+    /// on another device) or when another user signs in, so it never runs on with a session that is over; follow
+    /// ``authEvents()`` and start a new one for the next user. It also ends when the task iterating it is cancelled.
+    ///
+    /// It resumes from the device's own position, so nothing is missed across reconnects, launches or a network that
+    /// comes and goes. It reconnects by itself: at once when its access token expired (with a fresh one) or its server
+    /// shut down (to another); after a capped backoff (``RetryPolicy``) when the connection was lost or could not be
+    /// made, cut short by ``networkDidReturn()`` and ``appDidBecomeActive()``. Each change wakes a sync of the changes
+    /// feed (one request, shared by changes that arrive together), so the device's copy and its queue of writes are
+    /// kept exactly as ``syncFavorites()`` keeps them. Events of types this version does not know are skipped.
     public func liveChanges(in experience: ExperienceID? = nil) -> AsyncStream<LiveChange> {
         AsyncStream { continuation in
             let task = Task {
-                await self.followChanges(in: experience) { continuation.yield($0) }
+                if let owner = try? await self.sessions.current()?.user.id {
+                    await self.followChanges(of: owner, in: experience) { continuation.yield($0) }
+                }
                 continuation.finish()
             }
             continuation.onTermination = { _ in task.cancel() }
         }
     }
 
-    private func followChanges(in experience: ExperienceID?, tell: (LiveChange) -> Void) async {
+    /// Follows `owner`'s changes until their session is no longer the device's.
+    private func followChanges(of owner: UUID, in experience: ExperienceID?,
+                               tell: @escaping @Sendable (LiveChange) -> Void) async {
+        let sessionEvents = await authEvents()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.reconnecting(owner, in: experience, tell: tell) }
+            group.addTask {
+                for await event in sessionEvents {
+                    switch event {
+                    case .signedIn(let user), .refreshed(let user): if user.id != owner { return }
+                    case .signedOut, .sessionExpired: return
+                    }
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Connection after connection, with a capped backoff between failed ones, until the session ends.
+    private func reconnecting(_ owner: UUID, in experience: ExperienceID?, tell: @Sendable (LiveChange) -> Void)
+        async
+    {
         var failures = 0
         while !Task.isCancelled {
             let failure: FavoriteMeError
-            do throws(FavoriteMeError) {
-                guard let user = await openCurrentUser(), let start = await outbox.syncStart(for: user) else { return }
-                switch try await followStream(of: user, after: start.since, in: experience, tell: tell) {
+            do {
+                guard await openCurrentUser() == owner, let start = await outbox.syncStart(for: owner) else { return }
+                switch try await followStream(of: owner, after: start.since, in: experience, tell: tell) {
                 case .sessionEnded: return
                 case .reconnect: failures = 0; continue
                 case .dropped(let afterConnecting):
                     if afterConnecting { failures = 0 }
                     failure = .transport("the change stream closed")
                 }
-            } catch .signedOut {
+            } catch FavoriteMeError.signedOut {
                 return
-            } catch .refused(let problem) where problem.type == .syncPositionAhead {
+            } catch FavoriteMeError.refused(let problem) where problem.type == .syncPositionAhead {
                 // The device's copy is not of this account's log: a sync starts it again from the beginning.
                 if (try? await syncFavorites()) != nil { continue }
                 failure = .refused(problem)
-            } catch {
+            } catch let error as FavoriteMeError {
                 failure = error
+            } catch {
+                return  // cancelled
             }
+            if Task.isCancelled { return }
             failures += 1
-            let seconds = retryPolicy.delay(afterFailures: failures, retryAfter: failure.retryAfter,
-                                            jitter: Double.random(in: 0...1))
-            let delay = Duration.milliseconds(Int(seconds * 1000))
-            tell(.disconnected(failure, retryIn: delay))
-            try? await Task.sleep(for: delay)
+            // The server's Retry-After, if any, within the same cap: a wake still reconnects at once.
+            let retryAfter = failure.retryAfter.map { min($0, Int(retryPolicy.longestDelay)) }
+            let seconds = retryPolicy.delay(afterFailures: failures, retryAfter: retryAfter, jitter: .random(in: 0...1))
+            let wakes = await wakeup.wakes  // a wake while the app hears of this failure still counts
+            tell(.disconnected(failure, retryIn: .milliseconds(Int64(seconds * 1000))))
+            await wakeup.sleep(for: seconds, since: wakes)
         }
     }
 
@@ -81,14 +114,14 @@ extension FavoriteMeClient {
     /// One connection: opened with the session's token (refreshed once if the server says it expired), read until it
     /// ends. Each `change` whose version the device's copy has not reached runs a sync.
     private func followStream(of user: UUID, after position: Int64, in experience: ExperienceID?,
-                              tell: (LiveChange) -> Void) async throws(FavoriteMeError) -> StreamEnd {
+                              tell: (LiveChange) -> Void) async throws -> StreamEnd {
         let call = Call(method: "GET", path: "/v1/favorites/stream",
                         query: [URLQueryItem(name: "after", value: String(position))])
         var credential = try await sessions.credential(for: user, refresh: refresher)
         var events: AsyncThrowingStream<ServerSentEvent, any Error>
         do {
             events = try await openEventStream(call, token: credential.token)
-        } catch .refused(let problem) where problem.status == 401 && [.tokenExpired, .invalidToken].contains(problem.type) {
+        } catch FavoriteMeError.refused(let problem) where Self.asksForRefresh(problem) {
             credential = try await sessions.refreshed(after: credential, refresh: refresher)
             events = try await openEventStream(call, token: credential.token)
         }
@@ -119,162 +152,33 @@ extension FavoriteMeClient {
                     }
                     return .reconnect
                 default:
-                    continue
+                    continue  // a type a newer server sends (profile changes, say): not this version's concern
                 }
             }
-        } catch let error as FavoriteMeError {
-            throw error
         } catch {
             throw Self.failure(error)
         }
+        if Task.isCancelled { throw CancellationError() }
         return .dropped(afterConnecting: connected)
     }
 
-    /// Opens a Server-Sent Events response: its events once the server answered 200, or its refusal.
-    private func openEventStream(_ call: Call, token: String) async throws(FavoriteMeError)
+    /// Opens a Server-Sent Events response through ``urlSession``: its events once the server answered 200, or its
+    /// refusal.
+    private func openEventStream(_ call: Call, token: String) async throws
         -> AsyncThrowingStream<ServerSentEvent, any Error>
     {
-        var request = try urlRequest(for: call, token: token, accept: "text/event-stream")
+        let requestID = UUID().uuidString.lowercased()
+        var request = try urlRequest(for: call, token: token, accept: "text/event-stream", requestID: requestID)
         // The longest silence before the connection counts as lost: three of the server's heartbeats.
         request.timeoutInterval = 45
-        observer?(call.method, call.path)
-        let source = EventSource(request: request, configuration: urlSession.configuration)
-        return try await source.opened()
-    }
-}
-
-/// One Server-Sent Event.
-struct ServerSentEvent: Sendable, Equatable {
-    var id: String?
-    var type: String
-    var data: String
-}
-
-/// Reads Server-Sent Events from bytes as they arrive (the WHATWG event-stream format: fields `id`, `event`, `data`,
-/// events ended by a blank line, comment lines ignored).
-struct ServerSentEventParser {
-    private var pending = Data()
-
-    /// The events `bytes` complete.
-    mutating func feed(_ bytes: Data) -> [ServerSentEvent] {
-        pending.append(bytes)
-        var events: [ServerSentEvent] = []
-        while let end = blankLine() {
-            let block = String(decoding: pending[pending.startIndex..<end.lowerBound], as: UTF8.self)
-            pending.removeSubrange(pending.startIndex..<end.upperBound)
-            if let event = Self.event(block) { events.append(event) }
-        }
-        return events
-    }
-
-    private func blankLine() -> Range<Data.Index>? {
-        [Data("\n\n".utf8), Data("\r\n\r\n".utf8)].compactMap { pending.range(of: $0) }.min { $0.lowerBound < $1.lowerBound }
-    }
-
-    /// One event block; nil for one with no field (a comment alone: a heartbeat).
-    static func event(_ block: String) -> ServerSentEvent? {
-        var event = ServerSentEvent(id: nil, type: "message", data: "")
-        var fields = 0
-        for line in block.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) where !line.hasPrefix(":") {
-            let colon = line.firstIndex(of: ":")
-            let field = colon.map { line[..<$0] } ?? line[...]
-            var value = colon.map { line[line.index(after: $0)...] } ?? ""
-            if value.hasPrefix(" ") { value = value.dropFirst() }
-            fields += 1
-            switch field {
-            case "id": event.id = String(value)
-            case "event": event.type = String(value)
-            case "data": event.data += event.data.isEmpty ? String(value) : "\n" + value
-            default: fields -= 1
-            }
-        }
-        return fields > 0 ? event : nil
-    }
-}
-
-/// One Server-Sent Events request over URLSession's delegate (which Foundation on Linux has too): the response's
-/// events as they arrive. `@unchecked Sendable`: the delegate's methods run one at a time on its serial queue, and only
-/// they touch `parser`, `failure` and `opening`.
-private final class EventSource: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let events: AsyncThrowingStream<ServerSentEvent, any Error>
-    private let sink: AsyncThrowingStream<ServerSentEvent, any Error>.Continuation
-    private var parser = ServerSentEventParser()
-    private var failure: (status: Int, body: Data, retryAfter: String?)?
-    private var opening: CheckedContinuation<Void, any Error>?
-    private let request: URLRequest
-    private let configuration: URLSessionConfiguration
-    private let queue: OperationQueue = {
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        return queue
-    }()
-
-    init(request: URLRequest, configuration: URLSessionConfiguration) {
-        self.request = request
-        self.configuration = configuration
-        (events, sink) = AsyncThrowingStream.makeStream(of: ServerSentEvent.self)
-    }
-
-    /// Sends the request; returns the events once the answer is a 200, or throws its refusal.
-    func opened() async throws(FavoriteMeError) -> AsyncThrowingStream<ServerSentEvent, any Error> {
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-        let task = session.dataTask(with: request)
-        sink.onTermination = { _ in
-            task.cancel()
-            session.invalidateAndCancel()
-        }
+        let started = ContinuousClock.now
         do {
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    queue.addOperation {
-                        self.opening = continuation
-                        task.resume()
-                    }
-                }
-            } onCancel: {
-                task.cancel()
-            }
-        } catch let error as FavoriteMeError {
-            session.invalidateAndCancel()
-            throw error
+            let (response, events) = try await EventStream.open(request, in: urlSession)
+            record(call, requestID: requestID, since: started, outcome: .success(response))
+            return events
         } catch {
-            session.invalidateAndCancel()
-            throw FavoriteMeClient.failure(error)
+            record(call, requestID: requestID, since: started, outcome: .failure(error))
+            throw error
         }
-        return events
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        let http = response as? HTTPURLResponse
-        if http?.statusCode == 200 {
-            opening?.resume()
-            opening = nil
-        } else {
-            failure = (http?.statusCode ?? 0, Data(), http?.value(forHTTPHeaderField: "Retry-After"))
-        }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if failure != nil {
-            failure?.body.append(data)
-            return
-        }
-        for event in parser.feed(data) { sink.yield(event) }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let outcome: FavoriteMeError? = if let failure {
-            FavoriteMeClient.refusal(status: failure.status, body: failure.body, retryAfter: failure.retryAfter)
-        } else {
-            error.map(FavoriteMeClient.failure)
-        }
-        if let opening {
-            opening.resume(throwing: outcome ?? .transport("the stream closed before it answered"))
-            self.opening = nil
-        }
-        if let outcome { sink.finish(throwing: outcome) } else { sink.finish() }
-        session.finishTasksAndInvalidate()
     }
 }

@@ -9,15 +9,39 @@ struct QueuedWrite: Codable, Sendable, Equatable {
         /// Applied (with the favorite the server answered, for a favorite or a card); kept until a sync has brought
         /// the same change into the synced copy.
         case sent(answer: Favorite?)
-        /// Given up on after too many failed attempts: kept, not sent, until the app retries or discards it.
-        case parked(reason: String)
+
+        // Earlier versions also had `parked` (given up on after failing too often): such a write is read as waiting,
+        // in its place in the queue, and is sent in its turn.
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if container.contains(.sent) {
+                let answer = try container.nestedContainer(keyedBy: SentCodingKeys.self, forKey: .sent)
+                self = .sent(answer: try answer.decodeIfPresent(Favorite.self, forKey: .answer))
+            } else {
+                self = .waiting
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            switch self {
+            case .waiting:
+                _ = container.nestedContainer(keyedBy: SentCodingKeys.self, forKey: .waiting)
+            case .sent(let answer):
+                var sent = container.nestedContainer(keyedBy: SentCodingKeys.self, forKey: .sent)
+                try sent.encodeIfPresent(answer, forKey: .answer)
+            }
+        }
+
+        private enum CodingKeys: String, CodingKey { case waiting, sent }
+        private enum SentCodingKeys: String, CodingKey { case answer }
     }
 
     var write: PendingWrite
     var status: Status = .waiting
-    /// Attempts that failed on the way or on the server (not those made with no network at all).
+    /// Attempts in a row that failed on the way or on the server: how long the next wait is.
     var failures = 0
-    /// Not to be sent before: the server's `Retry-After`, when longer than a drain waits.
+    /// Not to be sent before: the server's `Retry-After`, honoured by every send, a relaunch's too.
     var notBefore: Date?
 
     init(_ write: PendingWrite) { self.write = write }
@@ -128,5 +152,81 @@ struct FavoritesDocument: Codable, Sendable, Equatable {
             favorites[change.experience.rawValue] = nil
         }
         version = max(version, change.version)
+    }
+}
+
+/// One sync's changes to the synced copy, appended to the user's journal (``LocalDocument/journal``, one JSON object a
+/// line) rather than saved by rewriting the whole copy: a sync, the echo of the user's own heart included, costs as
+/// many bytes as it changes. The journal is folded into the copy (and emptied) once it outgrows it.
+///
+/// Replaying an entry twice changes nothing (each change sets or removes an item), so a crash between saving a
+/// compacted copy and emptying the journal loses nothing and adds nothing.
+struct JournalEntry: Codable, Sendable, Equatable {
+    static let format = 1
+    /// The sync started again from the beginning of the feed (the copy was not of this account's log): the copy
+    /// was emptied before these changes.
+    var restart = false
+    var changes: [FavoriteChange]
+    /// The position in the changes feed after this sync.
+    var version: Int64
+    /// The sent writes the copy includes from now on (see ``FavoritesDocument/folded``).
+    var folded: [UUID]
+
+    init(restart: Bool, changes: [FavoriteChange], version: Int64, folded: [UUID]) {
+        self.restart = restart
+        self.changes = changes
+        self.version = version
+        self.folded = folded
+    }
+
+    private enum CodingKeys: String, CodingKey { case format, restart, changes, version, folded }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try container.decode(Int.self, forKey: .format)
+        guard format <= Self.format else { throw NewerDocumentFormat(found: format, known: Self.format) }
+        restart = try container.decodeIfPresent(Bool.self, forKey: .restart) ?? false
+        changes = try container.decodeIfPresent([FavoriteChange].self, forKey: .changes) ?? []
+        version = try container.decode(Int64.self, forKey: .version)
+        folded = try container.decodeIfPresent([UUID].self, forKey: .folded) ?? []
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(Self.format, forKey: .format)
+        if restart { try container.encode(restart, forKey: .restart) }
+        try container.encode(changes, forKey: .changes)
+        try container.encode(version, forKey: .version)
+        try container.encode(folded, forKey: .folded)
+    }
+
+    /// The entries of a journal's bytes, in order. A last line without its newline was cut off by a crash during its
+    /// append and is left out (the copy is then a sync behind, which the next sync makes up); any other line that
+    /// cannot be read makes the whole journal unreadable.
+    static func entries(in journal: Data) throws -> [JournalEntry] {
+        let newline = UInt8(ascii: "\n")
+        var lines = journal.split(separator: newline, omittingEmptySubsequences: false)
+        if journal.last != newline { lines.removeLast() }  // torn, or the empty rest after the last newline
+        return try lines.filter { !$0.isEmpty }.map { try JSONCoding.decoder.decode(JournalEntry.self, from: Data($0)) }
+    }
+
+    /// The entry as one journal line.
+    func line() throws -> Data {
+        var data = try JSONCoding.encoder.encode(self)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+}
+
+extension FavoritesDocument {
+    /// The copy after `entry`.
+    mutating func replay(_ entry: JournalEntry) {
+        if entry.restart {
+            favorites = [:]
+            version = 0
+        }
+        for change in entry.changes { apply(change) }
+        version = max(version, entry.version)
+        folded = entry.folded
     }
 }

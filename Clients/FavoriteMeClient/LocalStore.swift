@@ -4,9 +4,14 @@ import Foundation
 public enum LocalDocument: String, Sendable, CaseIterable, Codable {
     /// The writes not yet folded into the synced copy: small, saved on every heart.
     case queue
-    /// The favorites as last synced and the position in the changes feed: saved by a sync only, so a heart never
-    /// rewrites a large copy.
+    /// The favorites as last synced and the position in the changes feed, as of the last compaction: rewritten only
+    /// when the journal has grown as large as it, so neither a heart nor a sync rewrites a large copy.
     case favorites
+    /// The syncs since: one line appended per sync (an echo of the user's own heart costs one short line).
+    case journal
+
+    /// Its file's name in the user's directory.
+    public var fileName: String { self == .journal ? "favorites.journal" : "\(rawValue).json" }
 }
 
 /// Where the client keeps each user's ``LocalDocument``s: files for an app or a command-line tool
@@ -21,9 +26,19 @@ public protocol LocalStore: Sendable {
     func read(_ document: LocalDocument, of user: UUID) throws -> Data?
     /// Replaces the document whole; after a crash the old bytes or the new are there, never a mix.
     func write(_ data: Data, to document: LocalDocument, of user: UUID) throws
+    /// Adds `data` at the end of the document (made if there is none). A crash may leave part of it: the client
+    /// reads only whole lines.
+    func append(_ data: Data, to document: LocalDocument, of user: UUID) throws
     /// Moves a document the client cannot read out of the way, keeping its bytes, and says where it went.
     func setAside(_ document: LocalDocument, of user: UUID) throws -> String
     func remove(_ document: LocalDocument, of user: UUID) throws
+}
+
+extension LocalStore {
+    /// For a store written before appends: the document read and written whole (what appending saves a file store).
+    public func append(_ data: Data, to document: LocalDocument, of user: UUID) throws {
+        try write((try read(document, of: user) ?? Data()) + data, to: document, of: user)
+    }
 }
 
 /// Keeps everything in memory: gone when the process ends.
@@ -33,13 +48,16 @@ public final class MemoryLocalStore: LocalStore, @unchecked Sendable {
     private var documents: [String: Data] = [:]
     private var asideDocuments: [String: Data] = [:]
     private var writeCounts: [LocalDocument: Int] = [:]
+    private var appendCounts: [LocalDocument: Int] = [:]
 
     public init() {}
 
     /// Documents set aside, by the name ``setAside(_:of:)`` gave.
     public var setAsideDocuments: [String: Data] { lock.withLock { asideDocuments } }
-    /// How many times each document was written, for tests of what a write costs.
+    /// How many times each document was written whole, for tests of what a write costs.
     public var writes: [LocalDocument: Int] { lock.withLock { writeCounts } }
+    /// How many times something was appended to each document.
+    public var appends: [LocalDocument: Int] { lock.withLock { appendCounts } }
 
     private func key(_ document: LocalDocument, _ user: UUID) -> String { "\(user.uuidString.lowercased())/\(document)" }
 
@@ -51,6 +69,13 @@ public final class MemoryLocalStore: LocalStore, @unchecked Sendable {
         lock.withLock {
             documents[key(document, user)] = data
             writeCounts[document, default: 0] += 1
+        }
+    }
+
+    public func append(_ data: Data, to document: LocalDocument, of user: UUID) {
+        lock.withLock {
+            documents[key(document, user), default: Data()].append(data)
+            appendCounts[document, default: 0] += 1
         }
     }
 
@@ -84,7 +109,7 @@ public struct FileLocalStore: LocalStore {
 
     public func url(of document: LocalDocument, for user: UUID) -> URL {
         directory.appendingPathComponent(user.uuidString.lowercased(), isDirectory: true)
-            .appendingPathComponent("\(document.rawValue).json")
+            .appendingPathComponent(document.fileName)
     }
 
     public func read(_ document: LocalDocument, of user: UUID) throws -> Data? {
@@ -98,10 +123,14 @@ public struct FileLocalStore: LocalStore {
         try OwnerOnlyFile.write(data, to: url(of: document, for: user))
     }
 
+    public func append(_ data: Data, to document: LocalDocument, of user: UUID) throws {
+        try OwnerOnlyFile.append(data, to: url(of: document, for: user))
+    }
+
     public func setAside(_ document: LocalDocument, of user: UUID) throws -> String {
         let url = url(of: document, for: user)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let aside = url.deletingPathExtension().appendingPathExtension("unreadable-\(stamp).json")
+        let aside = url.deletingLastPathComponent().appendingPathComponent("\(document.rawValue).unreadable-\(stamp)")
         guard rename(url.path, aside.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
         return aside.path
     }
@@ -119,7 +148,8 @@ public struct FileLocalStore: LocalStore {
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               (object["owner"] as? String)?.lowercased() == user.uuidString.lowercased()
         else { return }
-        for document in LocalDocument.allCases where !FileManager.default.fileExists(atPath: url(of: document, for: user).path) {
+        for document in [LocalDocument.queue, .favorites]
+        where !FileManager.default.fileExists(atPath: url(of: document, for: user).path) {
             try write(data, to: document, of: user)
         }
         try FileManager.default.removeItem(at: single)

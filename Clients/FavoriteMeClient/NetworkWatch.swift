@@ -2,7 +2,8 @@ import Foundation
 #if canImport(Network)
 import Network
 
-/// Tells when the device's network returns, through the system's path monitor: the moment to send what waited.
+/// Tells when the device's network returns, through the system's path monitor: the moment to send what waited and
+/// to reconnect the live changes (``FavoriteMeClient/networkDidReturn()``).
 final class NetworkWatch: Sendable {
     private let monitor = NWPathMonitor()
     private let queue = DispatchQueue(label: "FavoriteMeClient.NetworkWatch")
@@ -22,7 +23,7 @@ final class NetworkWatch: Sendable {
 }
 #else
 /// Where the system has no path monitor (Linux), the app or tool sends the queue itself
-/// (``FavoriteMeClient/sendPendingWrites()``).
+/// (``FavoriteMeClient/networkDidReturn()``).
 final class NetworkWatch: Sendable {
     func start(onReturn: @escaping @Sendable () -> Void) {}
     func stop() {}

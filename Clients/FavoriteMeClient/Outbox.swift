@@ -3,8 +3,8 @@ import Foundation
 
 /// A write to the user's favorites, with the `Idempotency-Key` it is sent with every time (its `id`): however often
 /// it is sent, and whatever answers are lost on the way, the server applies it once.
-public struct PendingWrite: Codable, Sendable, Equatable, Identifiable {
-    public enum Kind: Codable, Sendable, Equatable {
+public struct PendingWrite: Codable, Sendable, Hashable, Identifiable {
+    public enum Kind: Codable, Sendable, Hashable {
         case favorite(experience: ExperienceID, itemId: String)
         case unfavorite(experience: ExperienceID, itemId: String)
         case clear(experience: ExperienceID)
@@ -26,7 +26,6 @@ public struct PendingWrite: Codable, Sendable, Equatable, Identifiable {
 enum WriteOutcome: Sendable, Equatable {
     case sent(Favorite?)
     case refused(APIProblem)
-    case parked(reason: String)
     /// Not applied yet: it waits for the network or its next attempt.
     case waiting
 }
@@ -35,29 +34,31 @@ enum WriteOutcome: Sendable, Equatable {
 /// queue per user, which only that user's session ever sends.
 ///
 /// The hearts an app draws are the synced copy with the queue on top, in order: a write shows at once, and a write
-/// the server refuses leaves the queue, which is its rollback. A sent write stays in the queue until a sync has
-/// brought the same change into the copy, so that a heart saves the small queue only, never the whole copy.
+/// the server refuses leaves the queue, which is its rollback. A write that fails on the way stays where it is, in
+/// order, and the queue is sent again after a backoff: only the server's refusal ever takes a heart back. A sent write
+/// stays in the queue until a sync has brought the same change into the copy, so that a heart saves the small queue
+/// only, never the copy.
 ///
 /// Every change to a document is saved in the same step of this actor (the store is synchronous), so two writes made
-/// at once can never save over each other. A drain (the sending of the queue) holds a token: when the documents
-/// close (sign-out, another user), the token dies, and whatever that drain still does touches nothing of the next
-/// user's.
+/// at once can never save over each other. A pass (one sending of the queue) holds a token: when the documents close
+/// (sign-out, another user), the token dies, and whatever that pass still does touches nothing of the next user's.
 actor Outbox {
-    private let store: any LocalStore
+    let store: any LocalStore
     let events: Broadcast<LocalEvent>
     /// The user whose documents are open; nil when nobody's are.
     private(set) var owner: UUID?
-    private var queue = QueueDocument()
-    private var synced = FavoritesDocument()
-    /// The one drain under way: whose, its token, and its task (which later calls join).
-    private var draining: (owner: UUID, token: UUID, task: Task<DrainReport, Never>)?
+    var queue = QueueDocument()
+    var synced = FavoritesDocument()
+    /// What the journal holds and what the copy has that neither it nor the saved copy has yet (``Outbox+Copy``).
+    var journal = JournalState()
+    /// The one pass under way: whose, its token, and its task (which later calls join).
+    private var passing: (owner: UUID, token: UUID, task: Task<DrainReport, Never>)?
     /// Calls waiting to hear what came of their write, and outcomes not yet collected.
     private var waiters: [UUID: CheckedContinuation<WriteOutcome, Never>] = [:]
     private var outcomes: [UUID: WriteOutcome] = [:]
     private var awaited: Set<UUID> = []
-    private var scheduled: Task<Void, Never>?
-    /// The drain's wait between attempts (with its drain's token), which ``wake()`` cuts short.
-    private var pause: (token: UUID, resume: CheckedContinuation<Void, Never>, timer: Task<Void, Never>)?
+    /// The next pass, after a backoff or a wait the server asked for (one at a time).
+    private var retry: (id: UUID, at: Date, task: Task<Void, Never>)?
 
     init(store: any LocalStore, events: Broadcast<LocalEvent>) {
         self.store = store
@@ -74,12 +75,14 @@ actor Outbox {
         closeDocuments()
         var reports: [LocalEvent] = []
         let queue = try load(QueueDocument.self, .queue, of: user, reporting: &reports)
-        let synced = try load(FavoritesDocument.self, .favorites, of: user, reporting: &reports)
+        let (synced, journal) = try loadCopy(of: user, reporting: &reports)
         let folded = Set(synced.folded)
         self.queue = queue
         self.queue.writes.removeAll { folded.contains($0.write.id) && $0.isSent }
         self.synced = synced
+        self.journal = journal
         owner = user
+        if journal.needsCompaction, let failure = compact() { reports.append(failure) }
         for report in reports { await events.send(report) }
         await events.send(.changed)
     }
@@ -91,8 +94,8 @@ actor Outbox {
     }
 
     /// Deletes `user`'s synced copy from the device, and the sent writes that are part of it (sign-out, an ended
-    /// session), and closes their documents. Their waiting and parked writes stay on disk: they are sent when that
-    /// user signs in again.
+    /// session), and closes their documents. Their waiting writes stay on disk: they are sent when that user signs in
+    /// again.
     func forgetCopy(of user: UUID) async {
         if owner != user { try? await open(for: user) }
         var failure: LocalEvent?
@@ -100,7 +103,10 @@ actor Outbox {
             queue.writes.removeAll(where: \.isSent)
             failure = saveQueue()
         }
-        do { try store.remove(.favorites, of: user) } catch {
+        do {
+            try store.remove(.journal, of: user)
+            try store.remove(.favorites, of: user)
+        } catch {
             failure = .saveFailed(.favorites, reason: "the synced copy could not be deleted: \(error)")
         }
         closeDocuments()
@@ -119,32 +125,38 @@ actor Outbox {
         owner = nil
         queue = QueueDocument()
         synced = FavoritesDocument()
-        scheduled?.cancel()
-        scheduled = nil
-        draining = nil  // its token dies with it
-        wake()
+        journal = JournalState()
+        cancelRetry()
+        passing = nil  // its token dies with it
         settleWaiters()
     }
 
-    private func load<Document: Decodable & EmptyDocument>(_ type: Document.Type, _ document: LocalDocument,
-                                                           of user: UUID, reporting reports: inout [LocalEvent])
+    func load<Document: Decodable & EmptyDocument>(_ type: Document.Type, _ document: LocalDocument,
+                                                   of user: UUID, reporting reports: inout [LocalEvent])
         throws(FavoriteMeError) -> Document
     {
-        let data: Data?
-        do { data = try store.read(document, of: user) } catch {
-            throw .storage("the \(document) on the device could not be read: \(error)")
-        }
-        guard let data else { return Document() }
+        guard let data = try read(document, of: user) else { return Document() }
         do {
             return try JSONCoding.decoder.decode(type, from: data)
-        } catch let decoding {
-            do {
-                let path = try store.setAside(document, of: user)
-                reports.append(.setAside(document, path: path, reason: "\(decoding)"))
-                return Document()
-            } catch {
-                throw .storage("the \(document) on the device cannot be read (\(decoding)) nor moved aside: \(error)")
-            }
+        } catch {
+            try setAside(document, of: user, because: error, reporting: &reports)
+            return Document()
+        }
+    }
+
+    func read(_ document: LocalDocument, of user: UUID) throws(FavoriteMeError) -> Data? {
+        do { return try store.read(document, of: user) } catch {
+            throw .storage("the \(document) on the device could not be read: \(error)")
+        }
+    }
+
+    func setAside(_ document: LocalDocument, of user: UUID, because reason: any Error,
+                  reporting reports: inout [LocalEvent]) throws(FavoriteMeError) {
+        do {
+            let path = try store.setAside(document, of: user)
+            reports.append(.setAside(document, path: path, reason: "\(reason)"))
+        } catch {
+            throw .storage("the \(document) on the device cannot be read (\(reason)) nor moved aside: \(error)")
         }
     }
 
@@ -163,44 +175,54 @@ actor Outbox {
         await events.send(.changed)
     }
 
-    /// Starts a drain of `user`'s queue, or joins the one under way; `body` gets the drain's token.
-    func drain(for user: UUID, _ body: @escaping @Sendable (UUID) async -> DrainReport) async -> DrainReport {
-        if let draining, draining.owner == user { return await draining.task.value }
+    /// Starts a pass over `user`'s queue, or joins the one under way; `body` gets the pass's token. A pass started
+    /// now is also the retry that was scheduled, if any.
+    func pass(for user: UUID, _ body: @escaping @Sendable (UUID) async -> DrainReport) async -> DrainReport {
+        if let passing, passing.owner == user { return await passing.task.value }
+        cancelRetry()
         let token = UUID()
         let task = Task { await body(token) }
-        draining = (user, token, task)
+        passing = (user, token, task)
         return await task.value
     }
 
-    private func isCurrent(_ token: UUID) -> Bool { draining?.token == token }
+    /// Whether the queue waits out a backoff (its last send failed and no pass is under way): a write made now waits
+    /// with it rather than trying again early.
+    var isBackingOff: Bool { retry != nil && passing == nil }
 
-    /// What the drain with `token` sends next: the first waiting write, unless the server asked to wait for it (its
-    /// `notBefore`, also answered). Nil when there is none, or the drain is over (its documents closed): the drain
-    /// then ends, so that a write queued after this starts a new one instead of waiting on one that will not send it.
+    private func isCurrent(_ token: UUID) -> Bool { passing?.token == token }
+
+    /// What the pass with `token` sends next: the first waiting write, unless the server asked to wait for it (its
+    /// `notBefore`, also answered). Nil when there is none, or the pass is over (its documents closed): the pass then
+    /// ends, so that a write queued after this starts a new one instead of waiting on one that will not send it.
     func nextToSend(_ token: UUID) -> (write: PendingWrite?, notBefore: Date?) {
         guard isCurrent(token), let next = queue.writes.first(where: { $0.status == .waiting }) else {
-            endDrain(token)
+            endPass(token)
             return (nil, nil)
         }
         if let notBefore = next.notBefore, notBefore > Date() {
-            endDrain(token)
+            endPass(token)
             return (nil, notBefore)
         }
         return (next.write, nil)
     }
 
-    /// Ends the drain with `token` early (offline, no session for its user, a wait to honour): the writes it did not
+    /// Ends the pass with `token` (a send failed, no session for its user, a wait to honour): the writes it did not
     /// send wait, and the calls waiting on them hear so.
-    func endDrain(_ token: UUID) {
+    func endPass(_ token: UUID) {
         guard isCurrent(token) else { return }
-        draining = nil
+        passing = nil
         settleWaiters()
     }
 
     func markSent(_ write: PendingWrite, answer: Favorite?, _ token: UUID) async {
         guard isCurrent(token) else { return }
         settle(write.id, .sent(answer))
-        await change(write.id) { $0.status = .sent(answer: answer) }
+        await change(write.id) {
+            $0.status = .sent(answer: answer)
+            $0.failures = 0
+            $0.notBefore = nil
+        }
     }
 
     func drop(_ write: PendingWrite, refusedWith problem: APIProblem, _ token: UUID) async {
@@ -213,53 +235,76 @@ actor Outbox {
         await events.send(.changed)
     }
 
-    /// Counts a failed attempt (and the server's wait, when it gave one beyond what a drain waits for); the failures
-    /// so far, nil when the drain is over.
-    func recordFailure(of write: PendingWrite, notBefore: Date?, _ token: UUID) async -> Int? {
-        guard isCurrent(token) else { return nil }
-        settle(write.id, .waiting)
-        await change(write.id) {
-            $0.failures += 1
-            $0.notBefore = notBefore
+    /// A send of `write` failed on the way: the pass with `token` ends, and the next is scheduled after `policy`'s
+    /// backoff, or the server's `Retry-After` (kept with the write: every later pass honours it, a relaunch's too).
+    /// All in one step, so that whoever hears that the write waits also finds the retry scheduled. When the next
+    /// attempt is due; nil when the pass was over already.
+    func failed(_ write: PendingWrite, retryAfter: Int?, policy: RetryPolicy, _ token: UUID,
+                send: @escaping @Sendable () async -> Void) async -> Date? {
+        guard isCurrent(token), let index = queue.writes.firstIndex(where: { $0.write.id == write.id }) else {
+            return nil
         }
-        return queue.writes.first { $0.write.id == write.id }?.failures
+        queue.writes[index].failures += 1
+        let notBefore = retryAfter.map { Date(timeIntervalSinceNow: TimeInterval($0)) }
+        // Saved only when there is a wait to keep: the count only spaces this process's attempts (a relaunch tries
+        // at once), so a heart made offline costs one save, not two.
+        var failure: LocalEvent?
+        if notBefore != nil || queue.writes[index].notBefore != nil {
+            queue.writes[index].notBefore = notBefore
+            failure = saveQueue()
+        }
+        let delay = policy.delay(afterFailures: queue.writes[index].failures, retryAfter: retryAfter,
+                                 jitter: .random(in: 0...1))
+        let due = Date(timeIntervalSinceNow: delay)
+        scheduleRetry(at: due, send)
+        endPass(token)
+        if let failure { await events.send(failure) }
+        return due
     }
 
-    func park(_ write: PendingWrite, reason: String, _ token: UUID) async {
-        guard isCurrent(token) else { return }
-        settle(write.id, .parked(reason: reason))
-        await change(write.id) { $0.status = .parked(reason: reason) }
-        await events.send(.parked(write, reason: reason))
+    /// Runs `send` at `date` (one such at a time, replaced by a later call, cancelled when a pass starts or the
+    /// documents close).
+    func scheduleRetry(at date: Date, _ send: @escaping @Sendable () async -> Void) {
+        cancelRetry()
+        let id = UUID()
+        let task = Task { [weak self] in
+            do { try await Task.sleep(nanoseconds: UInt64(max(0, date.timeIntervalSinceNow) * 1_000_000_000)) } catch {
+                return
+            }
+            guard await self?.takeRetry(id) == true else { return }
+            await send()
+        }
+        retry = (id, date, task)
     }
 
-    /// Puts the parked writes back at the end of the queue with their failures forgotten, as if made now (their
-    /// keys unchanged: one the server did apply is not applied again).
-    func unpark() async {
-        let parked = queue.writes.filter(\.isParked)
-        queue.writes.removeAll(where: \.isParked)
-        queue.writes += parked.map { QueuedWrite($0.write) }
-        if let failure = saveQueue() { await events.send(failure) }
-        await events.send(.changed)
+    /// When the next pass is due, if one is scheduled.
+    var nextRetry: Date? { retry?.at }
+
+    private func takeRetry(_ id: UUID) -> Bool {
+        guard retry?.id == id else { return false }
+        retry = nil
+        return true
     }
 
-    func discardParked() async {
-        queue.writes.removeAll(where: \.isParked)
-        if let failure = saveQueue() { await events.send(failure) }
-        await events.send(.changed)
+    private func cancelRetry() {
+        retry?.task.cancel()
+        retry = nil
     }
 
-    /// What came of `write`: at once if known, else when its first attempt ends or the drain stops before it. While
-    /// the drain waits between attempts, a write waits too: its call does not wait with it.
+    /// What came of `write`: at once if known, else when its first attempt ends or the pass stops before it.
     func outcome(of write: UUID) async -> WriteOutcome {
         if let outcome = outcomes.removeValue(forKey: write) {
             awaited.remove(write)
             return outcome
         }
-        guard awaited.contains(write), pause == nil else {
-            awaited.remove(write)
-            return .waiting
-        }
+        guard awaited.contains(write) else { return .waiting }
         return await withCheckedContinuation { waiters[write] = $0 }
+    }
+
+    /// The call that made `write` will not ask what came of it (it answered at once).
+    func stopAwaiting(_ write: UUID) {
+        awaited.remove(write)
+        outcomes[write] = nil
     }
 
     private func settle(_ write: UUID, _ outcome: WriteOutcome) {
@@ -277,113 +322,10 @@ actor Outbox {
         for id in awaited where outcomes[id] == nil { settle(id, .waiting) }
     }
 
-    /// The drain with `token` waits `seconds` before its next attempt, unless woken first.
-    func pause(for seconds: TimeInterval, _ token: UUID) async {
-        guard isCurrent(token) else { return }
-        settleWaiters()
-        wake()  // never two pauses: one drain at a time waits
-        await withCheckedContinuation { resume in
-            let timer = Task { [weak self] in
-                do { try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000)) } catch { return }
-                await self?.wake(token)
-            }
-            pause = (token, resume, timer)
-        }
-    }
-
-    /// Ends the drain's wait now: the app asked to send, or the network returned.
-    func wake() {
-        guard let pause else { return }
-        self.pause = nil
-        pause.timer.cancel()
-        pause.resume.resume()
-    }
-
-    /// Ends the wait of the drain with `token` (its timer ran out).
-    private func wake(_ token: UUID) {
-        if pause?.token == token { wake() }
-    }
-
-    /// Runs `flush` after `delay` (one such at a time, cancelled when the documents close).
-    func schedule(after delay: TimeInterval, _ flush: @escaping @Sendable () async -> Void) {
-        scheduled?.cancel()
-        scheduled = Task {
-            do { try await Task.sleep(nanoseconds: UInt64(max(0, delay) * 1_000_000_000)) } catch { return }
-            await flush()
-        }
-    }
-
     // MARK: Reading
 
-    /// The failed attempts of `write` so far.
-    func failures(of write: PendingWrite) -> Int { queue.writes.first { $0.write.id == write.id }?.failures ?? 0 }
-
     var waiting: [PendingWrite] { queue.writes.filter { $0.status == .waiting }.map(\.write) }
-    var parked: [PendingWrite] { queue.writes.filter(\.isParked).map(\.write) }
     var syncedVersion: Int64 { synced.version }
-
-    /// The synced copy with the sent writes on top.
-    private var copy: FavoritesDocument {
-        var copy = synced
-        for entry in queue.writes { if case .sent(let answer) = entry.status { copy.apply(entry.write.kind, answer: answer) } }
-        return copy
-    }
-
-    /// The copy's hearts with the waiting writes on top, in order.
-    func hearts(in experience: ExperienceID) -> Set<String> {
-        var hearts = Set(copy.favorites[experience.rawValue]?.keys.map { $0 } ?? [])
-        for entry in queue.writes where entry.status == .waiting {
-            switch entry.write.kind {
-            case .favorite(let target, let itemId) where target == experience: hearts.insert(itemId)
-            case .unfavorite(let target, let itemId) where target == experience: hearts.remove(itemId)
-            case .clear(let target) where target == experience: hearts.removeAll()
-            default: break
-            }
-        }
-        return hearts
-    }
-
-    func favorites(in experience: ExperienceID) -> [Favorite] {
-        (copy.favorites[experience.rawValue]?.values).map(Array.init) ?? []
-    }
-
-    // MARK: Syncing: each step for one user, a no-op (false) once that user's documents closed
-
-    /// The position `user`'s sync goes on from, and the sent writes it will find in the feed; nil when another
-    /// user's documents are open.
-    func syncStart(for user: UUID) -> (since: Int64, sent: [UUID])? {
-        guard owner == user else { return nil }
-        return (synced.version, queue.writes.filter(\.isSent).map(\.write.id))
-    }
-
-    func apply(_ changes: [FavoriteChange], upTo version: Int64, for user: UUID) -> Bool {
-        guard owner == user else { return false }
-        for change in changes { synced.apply(change) }
-        synced.version = max(synced.version, version)
-        return true
-    }
-
-    /// Forgets `user`'s copy and its position, for a sync from the beginning.
-    func restartSync(for user: UUID) -> Bool {
-        guard owner == user else { return false }
-        synced = FavoritesDocument()
-        return true
-    }
-
-    /// Saves the copy `user`'s sync brought, with the sent writes it now includes, then trims those from the queue.
-    func finishSync(folding sent: [UUID], for user: UUID) async -> Bool {
-        guard owner == user else { return false }
-        synced.folded = sent
-        do { try save(synced, as: .favorites) } catch {
-            await events.send(.saveFailed(.favorites, reason: "\(error)"))
-            return true
-        }
-        let folded = Set(sent)
-        queue.writes.removeAll { folded.contains($0.write.id) && $0.isSent }
-        if let failure = saveQueue() { await events.send(failure) }
-        await events.send(.changed)
-        return true
-    }
 
     // MARK: Saving
 
@@ -397,7 +339,7 @@ actor Outbox {
     /// Saves the queue as it is now; the failure to report, if any. After the server answered, a failure loses
     /// nothing: the next save writes the change, and a write still waiting on disk is sent again with its key, which
     /// the server answers without applying it twice.
-    private func saveQueue() -> LocalEvent? {
+    func saveQueue() -> LocalEvent? {
         do {
             try save(queue, as: .queue)
             return nil
@@ -406,7 +348,7 @@ actor Outbox {
         }
     }
 
-    private func save(_ document: some Encodable, as kind: LocalDocument) throws {
+    func save(_ document: some Encodable, as kind: LocalDocument) throws {
         guard let owner else { throw FavoriteMeError.signedOut }
         try store.write(try JSONCoding.encoder.encode(document), to: kind, of: owner)
     }
@@ -419,21 +361,20 @@ extension FavoritesDocument: EmptyDocument {}
 
 extension QueuedWrite {
     var isSent: Bool { if case .sent = status { true } else { false } }
-    var isParked: Bool { if case .parked = status { true } else { false } }
 }
 
 /// What sending the waiting writes did.
-public struct DrainReport: Sendable, Equatable {
+public struct DrainReport: Sendable, Hashable {
     /// Writes the server applied (or had applied: a lost answer's retry), in order.
     public var sent: [PendingWrite] = []
     /// Writes the server refused, with why: dropped from the queue (their hearts rolled back).
     public var refused: [RefusedWrite] = []
-    /// Writes that failed too often and were parked (see ``FavoriteMeClient/parkedWrites()``).
-    public var parked: [PendingWrite] = []
     /// Writes still waiting (the server could not be reached, or asked to wait).
     public var waiting: Int = 0
+    /// When they are tried again, unless the network's return or the app's foreground comes first.
+    public var nextAttempt: Date?
 
-    public struct RefusedWrite: Sendable, Equatable {
+    public struct RefusedWrite: Sendable, Hashable {
         public var write: PendingWrite
         public var problem: APIProblem
     }

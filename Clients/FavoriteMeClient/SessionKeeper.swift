@@ -8,7 +8,15 @@ import Foundation
 /// Each session the device holds is a new *generation*. A call, or a refresh, begun in one generation never lands in
 /// another: a sign-in cancels the refresh under way, and a refresh that answers late for a session that is over is
 /// dropped, so that user A's answer never overwrites user B's session, nor A's writes go out with B's token.
+///
+/// A refresh whose answer is lost (the app suspended in the middle, a dropped connection) must not count as reuse of
+/// the refresh token when it is tried again, however much later: each refresh gets a key, stored with the session
+/// before the request leaves, and every attempt of that refresh sends it (`Idempotency-Key`); the server answers a
+/// retry of the same token with the same key with the same successor. The key goes when an answer is stored.
 actor SessionKeeper {
+    /// The refresh request: the refresh token and the refresh's key.
+    typealias Refresh = @Sendable (_ refreshToken: String, _ key: String) async throws -> AuthSession
+
     /// An access token, and the session it belongs to.
     struct Credential: Sendable {
         var token: String
@@ -19,6 +27,7 @@ actor SessionKeeper {
     let events: Broadcast<AuthEvent>
     /// Told when the server ends the session (a refused refresh), before the app is.
     private let onExpiry: @Sendable (UserProfile) async -> Void
+    private let backgroundActivity: any BackgroundActivity
     private var session: StoredSession?
     private var loaded = false
     private var generation = 0
@@ -26,9 +35,11 @@ actor SessionKeeper {
     /// How long before its expiry an access token is refreshed rather than sent (clocks differ, requests take time).
     static let margin: TimeInterval = 30
 
-    init(store: any TokenStore, events: Broadcast<AuthEvent>, onExpiry: @escaping @Sendable (UserProfile) async -> Void) {
+    init(store: any TokenStore, events: Broadcast<AuthEvent>, backgroundActivity: any BackgroundActivity,
+         onExpiry: @escaping @Sendable (UserProfile) async -> Void) {
         self.store = store
         self.events = events
+        self.backgroundActivity = backgroundActivity
         self.onExpiry = onExpiry
     }
 
@@ -87,8 +98,7 @@ actor SessionKeeper {
 
     /// An access token to send now for `user` (nil: whoever is signed in): the current one, or a fresh one when it has
     /// expired. Another user's session is never used for `user`'s call.
-    func credential(for user: UUID?, refresh: @escaping @Sendable (String) async throws(FavoriteMeError) -> AuthSession)
-        async throws(FavoriteMeError) -> Credential
+    func credential(for user: UUID?, refresh: @escaping Refresh) async throws(FavoriteMeError) -> Credential
     {
         guard let session = try await current(), user == nil || session.user.id == user else { throw .signedOut }
         let credential = Credential(token: session.accessToken, generation: generation)
@@ -98,18 +108,31 @@ actor SessionKeeper {
 
     /// A fresh credential after `failed` was refused or expired: if another call refreshed it meanwhile, that one; if
     /// a refresh is under way, its result; else a new refresh. A refresh the server refuses ends the session.
-    func refreshed(after failed: Credential,
-                   refresh: @escaping @Sendable (String) async throws(FavoriteMeError) -> AuthSession)
-        async throws(FavoriteMeError) -> Credential
-    {
-        guard failed.generation == generation, let session = try await current() else { throw .signedOut }
+    func refreshed(after failed: Credential, refresh: @escaping Refresh) async throws(FavoriteMeError) -> Credential {
+        guard failed.generation == generation, var session = try await current() else { throw .signedOut }
         if session.accessToken != failed.token { return Credential(token: session.accessToken, generation: generation) }
         let task: Task<StoredSession, any Error>
         if let refreshing, refreshing.generation == generation {
             task = refreshing.task
         } else {
-            let refreshToken = session.refreshToken
-            task = Task { StoredSession(try await refresh(refreshToken), now: Date()) }
+            // No suspension between here and `refreshing`: concurrent calls must find this refresh and share it.
+            let newKey = session.pendingRefreshKey == nil
+            if newKey {
+                session.pendingRefreshKey = UUID().uuidString.lowercased()
+                self.session = session
+            }
+            let (store, refreshToken, key) = (store, session.refreshToken, session.pendingRefreshKey ?? "")
+            let keyed = session
+            let work = { @Sendable () async -> Result<StoredSession, any Error> in
+                // Stored before the request leaves: a relaunch that retries this refresh sends the same key.
+                if newKey { try? await store.save(keyed) }
+                do { return .success(StoredSession(try await refresh(refreshToken, key), now: Date())) } catch {
+                    return .failure(error)
+                }
+            }
+            task = Task { [backgroundActivity] in
+                try await backgroundActivity.run("Refresh the FavoriteMe session", work).get()
+            }
             refreshing = (generation, task)
         }
         let outcome = await task.result

@@ -5,18 +5,24 @@ import Security
 #endif
 
 /// A signed-in session as the client keeps it between launches.
-public struct StoredSession: Codable, Sendable, Equatable {
+public struct StoredSession: Codable, Sendable, Hashable {
     public var accessToken: String
     public var refreshToken: String
     /// When the access token expires (from `expiresIn` at sign-in or refresh).
     public var accessTokenExpiresAt: Date
     public var user: UserProfile
+    /// The key of a refresh sent with `refreshToken` whose answer has not been stored yet: every retry of that refresh
+    /// sends it again, so that the server answers with the same successor instead of taking the retry for a stolen
+    /// token's reuse (a secret like the tokens: the Keychain keeps it with them).
+    public var pendingRefreshKey: String?
 
-    public init(accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: UserProfile) {
+    public init(accessToken: String, refreshToken: String, accessTokenExpiresAt: Date, user: UserProfile,
+                pendingRefreshKey: String? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.accessTokenExpiresAt = accessTokenExpiresAt
         self.user = user
+        self.pendingRefreshKey = pendingRefreshKey
     }
 
     init(_ session: AuthSession, now: Date) {
@@ -175,6 +181,15 @@ enum OwnerOnlyFile {
             try? FileManager.default.removeItem(at: temporary)
             throw CocoaError(.fileWriteUnknown)
         }
+    }
+
+    /// Adds `data` at the end of the file, made 0600 (in a 0700 directory) when there is none.
+    static func append(_ data: Data, to url: URL) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else { return try write(data, to: url) }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: data)
     }
 }
 

@@ -69,7 +69,7 @@ struct LogOut: FavmeCommand {
         do {
             try await context.client.signOut(scope)
             failure = nil
-        } catch {
+        } catch let error as FavoriteMeError {
             failure = error
         }
         if let detail = failure?.unreachableDetail, scope != .others {

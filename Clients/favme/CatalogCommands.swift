@@ -26,7 +26,7 @@ struct ExperienceCommand: AsyncParsableCommand {
             let current: ExperienceID?
             do {
                 current = try await context.client.me().experience
-            } catch .signedOut {
+            } catch FavoriteMeError.signedOut {
                 current = nil
             }
             try context.output.show(Document(current: current, experiences: experiences)) {

@@ -10,12 +10,6 @@ private func queuedLine(_ write: PendingWrite) -> String {
     return "queued (not yet applied): \(view.action) \(target); run `favme sync` to send it"
 }
 
-/// The line for a write given up on after failing too often.
-private func parkedLine(_ write: PendingWrite, _ reason: String) -> String {
-    let view = WriteView(write)
-    return "parked: \(view.action) \(view.itemId ?? "\(view.experience)") \(reason); `favme sync --retry-parked` tries again"
-}
-
 struct Fav: FavmeCommand {
     static let configuration = CommandConfiguration(
         abstract: "Favorite an item (queued when the server cannot be reached).")
@@ -33,8 +27,6 @@ struct Fav: FavmeCommand {
             }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
-        case .parked(let write, let reason):
-            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -55,8 +47,6 @@ struct Unfav: FavmeCommand {
             try context.output.show(DoneDocument(done: done)) { "unfavorited \(id)" }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
-        case .parked(let write, let reason):
-            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -80,8 +70,6 @@ struct Clear: FavmeCommand {
             try context.output.show(DoneDocument(done: done)) { "cleared your \(experience) favorites" }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
-        case .parked(let write, let reason):
-            try context.output.show(ParkedDocument(parked: WriteView(write), reason: reason)) { parkedLine(write, reason) }
         }
     }
 }
@@ -107,7 +95,7 @@ struct FavoritesList: FavmeCommand {
         do {
             answer = .success(try await context.client.favorites(
                 in: experience, sort: sort.map { ListSort(rawValue: $0) }, matching: query, limit: limit, cursor: cursor))
-        } catch {
+        } catch let error as FavoriteMeError {
             answer = .failure(error)
         }
         let page: FavoritePage
@@ -151,11 +139,9 @@ struct Sync: FavmeCommand {
         abstract: "Send the writes made offline, then bring this device's copy of your favorites up to date.")
 
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "First put the writes parked after failing too often back in the queue.") var retryParked = false
 
     func execute(_ context: Context) async throws {
         _ = try await context.signedInUser()
-        if retryParked { await context.client.retryParkedWrites() }
         let report = try await context.client.syncFavorites()
         var document = SyncDocument(report.sent)
         document.changes = report.changes

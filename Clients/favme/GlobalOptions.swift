@@ -72,25 +72,29 @@ struct Context {
         server = try options.serverURL()
         output = Output(json: options.json)
         let directory = options.configDirectory()
-        var observer: (@Sendable (String, String) -> Void)?
+        var log: (@Sendable (RequestRecord) -> Void)?
         if options.verbose {
-            observer = { method, path in Console.error("→ \(method) \(path)") }
+            log = { request in
+                let outcome = request.status.map(String.init) ?? request.failure ?? "no answer"
+                Console.error("\(request.method) \(request.path) → \(outcome) in \(request.duration) "
+                    + "(request \(request.requestId))")
+            }
         }
         client = FavoriteMeClient(
             baseURL: server, deviceName: Self.deviceName(),
             tokens: FileTokenStore(url: directory.appendingPathComponent("session.json")),
             local: FileLocalStore(directory: directory),
-            observer: observer)
+            log: log)
     }
 
     /// The signed-in user as stored (no request), or `.signedOut`.
-    func signedInUser() async throws(FavoriteMeError) -> UserProfile {
-        guard let user = await client.storedUser else { throw .signedOut }
+    func signedInUser() async throws -> UserProfile {
+        guard let user = await client.storedUser else { throw FavoriteMeError.signedOut }
         return user
     }
 
     /// `--experience`, else the signed-in user's.
-    func experience(_ option: ExperienceOption) async throws(FavoriteMeError) -> ExperienceID {
+    func experience(_ option: ExperienceOption) async throws -> ExperienceID {
         if let explicit = option.experience { return ExperienceID(rawValue: explicit) }
         return try await signedInUser().experience
     }

@@ -52,12 +52,6 @@ struct QueuedDocument: Encodable {
     var queued: WriteView
 }
 
-/// The JSON of a write parked after failing too often.
-struct ParkedDocument: Encodable {
-    var parked: WriteView
-    var reason: String
-}
-
 /// What `favme sync` did: writes sent, refused (with the server's problem) and still waiting, then the changes the
 /// feed brought (`synced` false when it could not be read).
 struct SyncDocument: Encodable {
@@ -68,7 +62,6 @@ struct SyncDocument: Encodable {
 
     var sent: [WriteView]
     var refused: [Refusal]
-    var parked: [WriteView]
     var waiting: Int
     var synced: Bool
     var changes: [FavoriteChange]
@@ -82,7 +75,6 @@ struct SyncDocument: Encodable {
                                                    detail: problem.detail, requestId: problem.requestId,
                                                    errors: problem.errors.isEmpty ? nil : problem.errors))
         }
-        parked = report.parked.map(WriteView.init)
         waiting = report.waiting
         synced = false
         changes = []
@@ -92,7 +84,6 @@ struct SyncDocument: Encodable {
         var lines = sent.map { "sent: \($0.summary)" }
         lines += refused.map { "refused: \($0.write.summary) — \($0.problem.type): \($0.problem.detail) "
             + "(request \($0.problem.requestId))" }
-        lines += parked.map { "parked after failing too often: \($0.summary)" }
         if waiting > 0 { lines.append("still waiting: \(waiting) write\(waiting == 1 ? "" : "s")") }
         if synced {
             lines.append(changes.isEmpty ? "favorites up to date"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `POST /v1/auth/signup`.
-public struct SignUpRequest: Codable, Sendable, Equatable {
+public struct SignUpRequest: Codable, Sendable, Hashable {
     public var email: String
     public var password: String
     /// One of ``Experience/all``.
@@ -18,7 +18,7 @@ public struct SignUpRequest: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/auth/login`.
-public struct SignInRequest: Codable, Sendable, Equatable {
+public struct SignInRequest: Codable, Sendable, Hashable {
     public var email: String
     public var password: String
     public var deviceName: String?
@@ -35,7 +35,7 @@ public struct SignInRequest: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/auth/refresh`, and the optional body of `POST /v1/auth/logout`.
-public struct RefreshRequest: Codable, Sendable, Equatable {
+public struct RefreshRequest: Codable, Sendable, Hashable {
     public var refreshToken: String
     public init(refreshToken: String) { self.refreshToken = refreshToken }
 }
@@ -51,7 +51,7 @@ public enum LogoutScope: String, Codable, Sendable, CaseIterable {
 }
 
 /// The signed-in user, as `GET /v1/auth/me` returns it.
-public struct UserProfile: Codable, Sendable, Equatable {
+public struct UserProfile: Codable, Sendable, Hashable, Identifiable {
     public var id: UUID
     public var email: String
     public var experience: ExperienceID
@@ -86,7 +86,7 @@ public struct UserProfile: Codable, Sendable, Equatable {
 }
 
 /// What sign up, sign in and refresh answer: the user and a fresh token pair.
-public struct AuthSession: Codable, Sendable, Equatable {
+public struct AuthSession: Codable, Sendable, Hashable {
     public var user: UserProfile
     /// EdDSA-signed JWT for `Authorization: Bearer`, valid for `expiresIn` seconds.
     public var accessToken: String
@@ -111,7 +111,7 @@ public struct AuthSession: Codable, Sendable, Equatable {
 }
 
 /// `PATCH /v1/auth/me`: only these fields may change; any other field is refused.
-public struct ProfileUpdate: Codable, Sendable, Equatable {
+public struct ProfileUpdate: Codable, Sendable, Hashable {
     public var experience: String?
     /// Merged into the stored preferences (JSON merge patch): a `null` value removes that key.
     public var preferences: [String: String?]?
@@ -123,13 +123,13 @@ public struct ProfileUpdate: Codable, Sendable, Equatable {
 }
 
 /// `DELETE /v1/auth/me`: the password, re-confirmed.
-public struct AccountDeletion: Codable, Sendable, Equatable {
+public struct AccountDeletion: Codable, Sendable, Hashable {
     public var password: String
     public init(password: String) { self.password = password }
 }
 
 /// `POST /v1/auth/me/password`.
-public struct PasswordChange: Codable, Sendable, Equatable {
+public struct PasswordChange: Codable, Sendable, Hashable {
     public var currentPassword: String
     public var newPassword: String
     public init(currentPassword: String, newPassword: String) {
@@ -139,7 +139,7 @@ public struct PasswordChange: Codable, Sendable, Equatable {
 }
 
 /// One signed-in device, as `GET /v1/auth/sessions` lists it.
-public struct SessionSummary: Codable, Sendable, Equatable {
+public struct SessionSummary: Codable, Sendable, Hashable, Identifiable {
     public var id: UUID
     public var deviceName: String?
     public var userAgent: String?
@@ -162,14 +162,14 @@ public struct SessionSummary: Codable, Sendable, Equatable {
     }
 }
 
-public struct SessionList: Codable, Sendable, Equatable {
+public struct SessionList: Codable, Sendable, Hashable {
     public var sessions: [SessionSummary]
     public init(sessions: [SessionSummary]) { self.sessions = sessions }
 }
 
 /// `GET /v1/auth/revocations`: sessions ended recently enough that access tokens issued for them may still be
 /// unexpired. Every service refuses tokens whose `sid` is listed. A session id is not a credential.
-public struct RevokedSessions: Codable, Sendable, Equatable {
+public struct RevokedSessions: Codable, Sendable, Hashable {
     public var sessionIds: [UUID]
     /// How far back the list reaches: at least the access-token lifetime.
     public var windowSeconds: Int
@@ -182,8 +182,8 @@ public struct RevokedSessions: Codable, Sendable, Equatable {
 
 /// `GET /v1/auth/deleted-accounts?since=&after=`: accounts deleted from a moment on, so services holding data of a user
 /// (favorites) erase it. A user id is not a credential; nothing else about the account is listed.
-public struct DeletedAccounts: Codable, Sendable, Equatable {
-    public struct Entry: Codable, Sendable, Equatable {
+public struct DeletedAccounts: Codable, Sendable, Hashable {
+    public struct Entry: Codable, Sendable, Hashable {
         public var userId: UUID
         public var deletedAt: Date
 
@@ -204,13 +204,13 @@ public struct DeletedAccounts: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/auth/password-reset`: asks for a mail with a link that resets the password of the account of `email`.
-public struct PasswordResetRequest: Codable, Sendable, Equatable {
+public struct PasswordResetRequest: Codable, Sendable, Hashable {
     public var email: String
     public init(email: String) { self.email = email }
 }
 
 /// `POST /v1/auth/password-reset/confirm`: the token of a reset link and the password that replaces the old one.
-public struct PasswordResetConfirmation: Codable, Sendable, Equatable {
+public struct PasswordResetConfirmation: Codable, Sendable, Hashable {
     public var token: String
     public var newPassword: String
     public init(token: String, newPassword: String) {
@@ -220,14 +220,14 @@ public struct PasswordResetConfirmation: Codable, Sendable, Equatable {
 }
 
 /// `POST /v1/auth/email-verification/confirm`: the token of a verification link.
-public struct EmailVerificationConfirmation: Codable, Sendable, Equatable {
+public struct EmailVerificationConfirmation: Codable, Sendable, Hashable {
     public var token: String
     public init(token: String) { self.token = token }
 }
 
 /// The answer (202) to a request for a mail: the same whether or not an account has the address, so it tells nobody
 /// which addresses have accounts.
-public struct MailRequestAccepted: Codable, Sendable, Equatable {
+public struct MailRequestAccepted: Codable, Sendable, Hashable {
     public var detail: String
     public init(detail: String) { self.detail = detail }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// `imageURL`; the source's typed facts come in one optional block per kind of item (`event`, `artwork`, `phone`,
 /// `book`, `card`: the experience's `itemKind` says which). A field the upstream did not provide is absent, never
 /// invented.
-public struct CatalogItem: Codable, Sendable, Equatable {
+public struct CatalogItem: Codable, Sendable, Hashable, Identifiable {
     /// The source's own id (a Ticketmaster event id, a Rijksmuseum object number, a phone's number, a book's
     /// ISBN-13, a card's id).
     public var id: String
@@ -35,7 +35,7 @@ public struct CatalogItem: Codable, Sendable, Equatable {
 }
 
 /// What a mobile phone adds.
-public struct PhoneFacts: Codable, Sendable, Equatable {
+public struct PhoneFacts: Codable, Sendable, Hashable {
     /// As the source says (it has errors of its own: passed through, not corrected).
     public var brand: String?
     public var description: String?
@@ -55,7 +55,7 @@ public struct PhoneFacts: Codable, Sendable, Equatable {
 }
 
 /// What a best-selling book adds: the list's facts, and in a detail what Google Books knows of the ISBN.
-public struct BookFacts: Codable, Sendable, Equatable {
+public struct BookFacts: Codable, Sendable, Hashable {
     public var author: String?
     /// The list it was listed in (`hardcover-fiction`), and its rank there (1 first).
     public var category: String?
@@ -101,13 +101,13 @@ public struct BookFacts: Codable, Sendable, Equatable {
 }
 
 /// What a flash card adds: the facts on its back.
-public struct CardFacts: Codable, Sendable, Equatable {
+public struct CardFacts: Codable, Sendable, Hashable {
     public var facts: [String]
     public init(facts: [String]) { self.facts = facts }
 }
 
 /// What an event adds (Ticketmaster).
-public struct EventFacts: Codable, Sendable, Equatable {
+public struct EventFacts: Codable, Sendable, Hashable {
     /// The day at the venue, `yyyy-MM-dd`.
     public var localDate: String?
     /// The time at the venue, `HH:mm:ss`; absent when the time is not announced.
@@ -149,7 +149,7 @@ public struct EventFacts: Codable, Sendable, Equatable {
         self.info = info
     }
 
-    public struct Venue: Codable, Sendable, Equatable {
+    public struct Venue: Codable, Sendable, Hashable {
         public var name: String
         public var city: String?
         public var stateCode: String?
@@ -163,7 +163,7 @@ public struct EventFacts: Codable, Sendable, Equatable {
         }
     }
 
-    public struct PriceRange: Codable, Sendable, Equatable {
+    public struct PriceRange: Codable, Sendable, Hashable {
         public var type: String?
         public var currency: String?
         public var min: Double?
@@ -179,7 +179,7 @@ public struct EventFacts: Codable, Sendable, Equatable {
 }
 
 /// What an artwork adds (Rijksmuseum).
-public struct ArtworkFacts: Codable, Sendable, Equatable {
+public struct ArtworkFacts: Codable, Sendable, Hashable {
     public var maker: String?
     /// Detail only: the museum's English plaque text.
     public var plaqueDescription: String?
@@ -204,7 +204,7 @@ public struct ArtworkFacts: Codable, Sendable, Equatable {
 }
 
 /// `GET /v1/catalog/{experience}/items?q=`: one page of results.
-public struct CatalogPage: Codable, Sendable, Equatable {
+public struct CatalogPage: Codable, Sendable, Hashable {
     public var items: [CatalogItem]
     /// Pass as `cursor` for the next page; absent on the last page the source lets us reach.
     public var nextCursor: String?

@@ -16,7 +16,7 @@ public struct ExperienceID: RawRepresentable, Codable, Sendable, Hashable, Custo
 
 /// An experience as the app presents it (picker, navigation titles, search bar, sort menu, category picker). The app
 /// draws its screens from this; nothing about an experience is hard-coded in a client.
-public struct Experience: Codable, Sendable, Equatable, Identifiable {
+public struct Experience: Codable, Sendable, Hashable, Identifiable {
     public var id: ExperienceID
     /// Shown in the experience picker.
     public var displayName: String
@@ -101,7 +101,7 @@ public struct ItemKind: RawRepresentable, Codable, Sendable, Hashable {
 }
 
 /// What an experience's search text means.
-public struct SearchCapability: Codable, Sendable, Equatable {
+public struct SearchCapability: Codable, Sendable, Hashable {
     /// `city` (events in a city), `name` (a maker's or a work's name, a phone's name or brand), `title`.
     public var matches: SearchMatch
 
@@ -118,7 +118,7 @@ public struct SearchMatch: RawRepresentable, Codable, Sendable, Hashable {
 }
 
 /// An experience's categories.
-public struct CategoryCapability: Codable, Sendable, Equatable {
+public struct CategoryCapability: Codable, Sendable, Hashable {
     /// What a category is called in the app's picker ("List").
     public var noun: String
     /// Whether a list needs `category=` (the best sellers are listed per list).
@@ -131,7 +131,7 @@ public struct CategoryCapability: Codable, Sendable, Equatable {
 }
 
 /// A sort order an experience offers, as `sort=` takes it and as the sort menu shows it.
-public struct SortOption: Codable, Sendable, Equatable {
+public struct SortOption: Codable, Sendable, Hashable, Identifiable {
     public var id: ListSort
     public var name: String
 
@@ -172,7 +172,7 @@ public struct ListSort: RawRepresentable, Codable, Sendable, Hashable, CustomStr
 }
 
 /// One category of an experience (a NYT best-seller list).
-public struct CatalogCategory: Codable, Sendable, Equatable {
+public struct CatalogCategory: Codable, Sendable, Hashable, Identifiable {
     /// What `category=` takes (`hardcover-fiction`).
     public var id: String
     public var name: String
@@ -187,13 +187,13 @@ public struct CatalogCategory: Codable, Sendable, Equatable {
 }
 
 /// The body of `GET /v1/catalog/{experience}/categories`.
-public struct CategoryList: Codable, Sendable, Equatable {
+public struct CategoryList: Codable, Sendable, Hashable {
     public var categories: [CatalogCategory]
     public init(categories: [CatalogCategory]) { self.categories = categories }
 }
 
 /// The body of `GET /v1/catalog/experiences`.
-public struct ExperienceList: Codable, Sendable, Equatable {
+public struct ExperienceList: Codable, Sendable, Hashable {
     public var experiences: [Experience]
     public init(experiences: [Experience]) { self.experiences = experiences }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// `item` is that snapshot in the catalog's own shape (``CatalogItem``, as a list cell shows it: list-sized image, the
 /// kind's facts), so an app draws a favorite with the same cell as a catalog item. The flat fields beside it are the
 /// ones lists sort and filter on, kept for clients written before `item`.
-public struct Favorite: Codable, Sendable, Equatable {
+public struct Favorite: Codable, Sendable, Hashable, Identifiable {
     public var experience: ExperienceID
     public var itemId: String
     public var title: String
@@ -52,8 +52,13 @@ public struct Favorite: Codable, Sendable, Equatable {
     }
 }
 
+extension Favorite {
+    /// The item's id: unique within an experience, like ``CatalogItem/id`` (a list shows one experience).
+    public var id: String { itemId }
+}
+
 /// `POST /v1/favorites/cards?experience=`: a card the user writes, kept among their favorites.
-public struct CardDraft: Codable, Sendable, Equatable {
+public struct CardDraft: Codable, Sendable, Hashable {
     public var title: String
     /// At least two.
     public var facts: [String]
@@ -74,7 +79,7 @@ public struct CardDraft: Codable, Sendable, Equatable {
 }
 
 /// `GET /v1/favorites?experience=`: one page of the user's favorites.
-public struct FavoritePage: Codable, Sendable, Equatable {
+public struct FavoritePage: Codable, Sendable, Hashable {
     public var items: [Favorite]
     public var nextCursor: String?
     /// The user's stream version this page was read at (also the `ETag`).
@@ -88,7 +93,7 @@ public struct FavoritePage: Codable, Sendable, Equatable {
 }
 
 /// `GET /v1/favorites/ids?experience=`: which items to draw with a filled heart.
-public struct FavoriteIDs: Codable, Sendable, Equatable {
+public struct FavoriteIDs: Codable, Sendable, Hashable {
     public var experience: ExperienceID
     public var itemIds: [String]
     public var version: Int64
@@ -101,7 +106,7 @@ public struct FavoriteIDs: Codable, Sendable, Equatable {
 }
 
 /// One change to the user's favorites, for incremental sync across devices.
-public struct FavoriteChange: Codable, Sendable, Equatable {
+public struct FavoriteChange: Codable, Sendable, Hashable, Identifiable {
     public enum Kind: String, Codable, Sendable { case added, removed, cleared }
 
     public var version: Int64
@@ -124,8 +129,13 @@ public struct FavoriteChange: Codable, Sendable, Equatable {
     }
 }
 
+extension FavoriteChange {
+    /// Its position in the user's changes feed: unique per user.
+    public var id: Int64 { version }
+}
+
 /// `GET /v1/favorites/changes?since=N`.
-public struct FavoriteChanges: Codable, Sendable, Equatable {
+public struct FavoriteChanges: Codable, Sendable, Hashable {
     public var changes: [FavoriteChange]
     /// The stream version after the last change listed; pass it as `since` next time.
     public var version: Int64
@@ -140,7 +150,7 @@ public struct FavoriteChanges: Codable, Sendable, Equatable {
 }
 
 /// One of the most favorited items of an experience.
-public struct PopularItem: Codable, Sendable, Equatable {
+public struct PopularItem: Codable, Sendable, Hashable, Identifiable {
     public var itemId: String
     public var title: String
     public var subtitle: String?
@@ -157,9 +167,13 @@ public struct PopularItem: Codable, Sendable, Equatable {
     }
 }
 
+extension PopularItem {
+    public var id: String { itemId }
+}
+
 /// `GET /v1/favorites/popular?experience=`: the most favorited items, most first. Kept by an async projection, so
 /// it may trail the latest favorites by a moment.
-public struct PopularItems: Codable, Sendable, Equatable {
+public struct PopularItems: Codable, Sendable, Hashable {
     public var experience: ExperienceID
     public var items: [PopularItem]
 

@@ -3,7 +3,7 @@ import Foundation
 /// The body of every error response: RFC 9457 `application/problem+json`.
 ///
 /// `type` is a stable code from ``ProblemType``: clients branch on it, never on `detail`, which is for humans.
-public struct ProblemDetails: Codable, Sendable, Equatable {
+public struct ProblemDetails: Codable, Sendable, Hashable {
     public static let mediaType = "application/problem+json"
 
     public var type: ProblemType
@@ -34,7 +34,7 @@ public struct ProblemDetails: Codable, Sendable, Equatable {
 }
 
 /// One invalid field of a request body or query.
-public struct FieldError: Codable, Sendable, Equatable {
+public struct FieldError: Codable, Sendable, Hashable {
     /// Dotted path of the field (`password`, `items.0.title`).
     public var field: String
     public var message: String

@@ -83,8 +83,10 @@ struct AuthClient: Sendable {
                        headers: headers)
     }
 
-    func refresh(_ token: String) async throws -> TestResponse {
-        try await call(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: token))
+    /// `key`: the refresh's `Idempotency-Key`, which a retry of it sends again.
+    func refresh(_ token: String, key: String? = nil) async throws -> TestResponse {
+        try await call(.post, "/v1/auth/refresh", json: RefreshRequest(refreshToken: token),
+                       headers: key.map { [.idempotencyKey: $0] } ?? [:])
     }
 }
 

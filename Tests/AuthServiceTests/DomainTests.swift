@@ -130,6 +130,23 @@ import Testing
         #expect(policy.decide(presentedGeneration: 3, state: pastAbsolute, now: now) == .expired)
     }
 
+    /// Past the grace window, only a retry carrying the key of the refresh that retired the token gets its successor
+    /// again, within the retry window; a copy of the token without it, or an older token, is reuse.
+    @Test func aRetryWithTheRefreshsKeyIsRecoveredLongAfterTheGrace() {
+        var policy = policy
+        policy.retryWindow = 86_400
+        let hoursLater = state(rotatedSecondsAgo: 3 * 3600)
+        #expect(policy.decide(presentedGeneration: 2, state: hoursLater, now: now, sameKey: true) == .recover)
+        #expect(policy.decide(presentedGeneration: 2, state: hoursLater, now: now, sameKey: false) == .reuse)
+        #expect(policy.decide(presentedGeneration: 1, state: hoursLater, now: now, sameKey: true) == .reuse)
+        #expect(policy.decide(presentedGeneration: 2, state: state(rotatedSecondsAgo: 86_401), now: now, sameKey: true)
+                == .reuse)
+        // Within the grace window the key changes nothing; an ended session stays ended.
+        #expect(policy.decide(presentedGeneration: 2, state: state(), now: now, sameKey: true) == .replay)
+        #expect(policy.decide(presentedGeneration: 2, state: state(rotatedSecondsAgo: 3600, ended: true), now: now,
+                              sameKey: true) == .expired)
+    }
+
     @Test func idleExpiryNeverPassesTheAbsoluteLimit() {
         #expect(policy.idleExpiry(after: now, absoluteExpiry: now.addingTimeInterval(500)) == now.addingTimeInterval(100))
         #expect(policy.idleExpiry(after: now, absoluteExpiry: now.addingTimeInterval(40)) == now.addingTimeInterval(40))

@@ -19,11 +19,13 @@ extension EndToEnd {
         }
 
         static func client(_ baseURL: String, tokens: any TokenStore = MemoryTokenStore(),
-                           local: any LocalStore = MemoryLocalStore(), log: RequestLog? = nil) throws -> FavoriteMeClient {
-            var observer: (@Sendable (String, String) -> Void)?
-            if let log { observer = { method, path in log.record(method, path) } }
+                           local: any LocalStore = MemoryLocalStore(), log: RequestLog? = nil,
+                           policy: RetryPolicy = RetryPolicy()) throws -> FavoriteMeClient {
+            var hook: (@Sendable (RequestRecord) -> Void)?
+            if let log { hook = { request in log.record(request.method, request.path) } }
             return FavoriteMeClient(baseURL: try #require(URL(string: baseURL)), deviceName: "e2e library",
-                                    tokens: tokens, local: local, timeout: 5, observer: observer)
+                                    tokens: tokens, local: local, retryPolicy: policy, timeout: 5, watchesNetwork: false,
+                                    log: hook)
         }
 
         @Test(arguments: [ExperienceID.ticketmaster, .rijksmuseum])

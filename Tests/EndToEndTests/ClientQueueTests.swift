@@ -1,6 +1,7 @@
 import Contracts
 import FavoriteMeClient
 import Foundation
+import Locking
 import Postgres
 import TestSupport
 import Testing
@@ -11,16 +12,18 @@ extension EndToEnd {
     @Suite struct ClientQueueTests {
         static let item = "1"  // a phone of the mobiles catalog
 
-        /// The relay, and a phone that talks through it (retries quick enough for a test).
+        /// The relay, and a phone that talks through it. By default its queue waits half a minute or more after a
+        /// failure, so that only the test's own calls send it; `log` hears of every request.
         static func phone(_ stack: StackUnderTest, tokens: any TokenStore = MemoryTokenStore(),
                           local: any LocalStore = MemoryLocalStore(),
-                          policy: RetryPolicy = RetryPolicy(attempts: 5, firstDelay: 1, longestDelay: 5))
+                          policy: RetryPolicy = RetryPolicy(firstDelay: 60, longestDelay: 120), timeout: TimeInterval = 5,
+                          log: (@Sendable (RequestRecord) -> Void)? = nil)
             throws -> (FavoriteMeClient, TCPRelay)
         {
             let link = try TCPRelay(to: "127.0.0.1", port: try #require(URL(string: stack.gateway)?.port))
             let client = FavoriteMeClient(baseURL: try #require(URL(string: "http://127.0.0.1:\(link.port)")),
                                           deviceName: "e2e phone", tokens: tokens, local: local, retryPolicy: policy,
-                                          timeout: 5)
+                                          timeout: timeout, watchesNetwork: false, log: log)
             return (client, link)
         }
 
@@ -60,7 +63,7 @@ extension EndToEnd {
                 try await tabletChange()
                 link.set(.forward)
                 let replayed = await phone.sendPendingWrites()
-                #expect(replayed.sent.count == 1 && replayed.waiting == 0 && replayed.parked.isEmpty)
+                #expect(replayed.sent.count == 1 && replayed.waiting == 0 && replayed.refused.isEmpty)
             }
 
             try await lostAnswer({ try await phone.favorite(Self.item, in: .mobiles).map { _ in () } }) {
@@ -118,46 +121,101 @@ extension EndToEnd {
             ])
         }
 
-        /// A captive portal's page, then a proxy's 503 with Retry-After: retried with backoff, then parked (its heart
-        /// rolled back, reported); retried by the app once the network is real, applied once.
-        @Test func aPortalOrAnOverloadedProxyIsRetriedThenParked() async throws {
+        /// A captive portal's page, then a proxy's 503 with Retry-After: the write waits, its heart drawn (it used to
+        /// be parked and rolled back), the proxy's wait is honoured even when the network is said to be back, and it
+        /// lands once when the network is real.
+        @Test func aPortalOrAnOverloadedProxyNeverTakesTheHeartBack() async throws {
             let stack = try StackUnderTest.required()
-            let (phone, link) = try Self.phone(stack, policy: RetryPolicy(attempts: 3, firstDelay: 0.1, longestDelay: 2))
+            let (phone, link) = try Self.phone(stack)
             defer { link.stop() }
             let user = try await phone.signUp(email: uniqueEmail("portal"), password: accountPassword,
                                               experience: .mobiles)
-            let events = await phone.localEvents()
-
             let portal = "<html><body>Sign in to the café Wi-Fi</body></html>"
             link.set(.answer("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(portal.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n\(portal)"))
-            guard case .queued(let write) = try await phone.favorite(Self.item, in: .mobiles) else {
+            guard case .queued = try await phone.favorite(Self.item, in: .mobiles) else {
                 Issue.record("a portal's page was taken for the server's answer")
                 return
             }
-            let report = await phone.sendPendingWrites()
-            #expect(report.parked == [write])
-            #expect(await phone.parkedWrites() == [write])
-            #expect(await phone.hearts(in: .mobiles).isEmpty)
-            var reported = false
-            for await event in events {
-                if case .parked(let parked, _) = event { reported = parked == write; break }
+            for _ in 0..<8 {  // more attempts than the six after which it used to be parked
+                let report = await phone.sendPendingWrites()
+                #expect(report.waiting == 1 && report.refused.isEmpty && report.sent.isEmpty)
+                #expect(await phone.hearts(in: .mobiles) == [Self.item])
             }
-            #expect(reported)
 
             let problem = #"{"type":"service-unreachable","title":"Busy","status":503,"detail":"try later","requestId":"proxy"}"#
             link.set(.answer("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
-                + "Retry-After: 1\r\nContent-Length: \(problem.utf8.count)\r\nConnection: close\r\n\r\n\(problem)"))
-            let started = Date()
-            let overloaded = await phone.retryParkedWrites()
-            #expect(overloaded.parked.map(\.id) == [write.id])
-            #expect(Date().timeIntervalSince(started) >= 2)  // two waits of Retry-After: 1 between three attempts
-
+                + "Retry-After: 2\r\nContent-Length: \(problem.utf8.count)\r\nConnection: close\r\n\r\n\(problem)"))
+            let overloaded = await phone.sendPendingWrites()
+            #expect(overloaded.waiting == 1)
+            let due = try #require(overloaded.nextAttempt)
             link.set(.forward)
-            let sent = await phone.retryParkedWrites()
-            #expect(sent.sent.map(\.id) == [write.id] && sent.parked.isEmpty)
+            let early = await phone.sendPendingWrites()  // the proxy said 2 s: not before
+            #expect(early.sent.isEmpty && early.waiting == 1)
+            try await Task.sleep(for: .seconds(max(0, due.timeIntervalSinceNow) + 0.2))
+            _ = await phone.sendPendingWrites()  // (or the retry scheduled for then has sent it already)
+            #expect(await phone.pendingWrites().isEmpty)
             #expect(await phone.hearts(in: .mobiles) == [Self.item])
             #expect(try await Self.eventLog(of: user.id, stack) == ["favorite-added 1"])
+        }
+
+        /// The network gone for longer than the six failures (about half a minute) after which a write used to be
+        /// parked and its heart rolled back: refused connections, timeouts, dropped connections (the server acting,
+        /// its answer lost), a proxy's 503 and a portal's page, in turn. No heart is taken back meanwhile, none is
+        /// reported refused; when the network returns, every queued heart lands, each once, in the order made. The
+        /// queue's backoff is short here (50 ms to 0.5 s) so that the test takes seconds, not minutes.
+        @Test(.timeLimit(.minutes(2))) func aLongOutageLosesNoHeart() async throws {
+            let stack = try StackUnderTest.required()
+            let attempts = Locked<[String]>([])
+            let (phone, link) = try Self.phone(stack, policy: RetryPolicy(firstDelay: 0.05, longestDelay: 0.5),
+                                               timeout: 1, log: { request in
+                                                   guard request.path.hasPrefix("/v1/favorites/") else { return }
+                                                   attempts.withLock { $0.append(request.status.map(String.init) ?? "lost") }
+                                               })
+            defer { link.stop() }
+            let user = try await phone.signUp(email: uniqueEmail("outage"), password: accountPassword,
+                                              experience: .mobiles)
+            let events = await phone.localEvents()
+            let refusals = Task {
+                var refused: [PendingWrite] = []
+                for await event in events { if case .refused(let write, _) = event { refused.append(write) } }
+                return refused
+            }
+            let problem = #"{"type":"service-unreachable","title":"Busy","status":503,"detail":"later","requestId":"p"}"#
+            let portal = "<html>Sign in to the Wi-Fi</html>"
+            let outage: [TCPRelay.Mode] = [
+                .refuse, .swallow, .loseAnswers,
+                .answer("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nContent-Length: "
+                    + "\(problem.utf8.count)\r\nConnection: close\r\n\r\n\(problem)"),
+                .answer("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: \(portal.utf8.count)\r\n"
+                    + "Connection: close\r\n\r\n\(portal)"),
+            ]
+            link.set(outage[0])
+            try await phone.favorite("1", in: .mobiles)
+            try await phone.favorite("2", in: .mobiles)
+            try await phone.unfavorite("1", in: .mobiles)
+            try await phone.favorite("3", in: .mobiles)
+            var round = 0
+            while attempts.withLock({ $0.count }) < 20 || round < outage.count {
+                link.set(outage[round % outage.count])
+                round += 1
+                for _ in 0..<5 {
+                    #expect(await phone.hearts(in: .mobiles) == ["2", "3"])
+                    #expect(await phone.pendingWrites().count == 4)
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+            }
+            link.set(.forward)
+            await phone.networkDidReturn()
+            for _ in 0..<100 where !(await phone.pendingWrites()).isEmpty { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(await phone.pendingWrites().isEmpty)
+            #expect(try await Self.eventLog(of: user.id, stack) == [
+                "favorite-added 1", "favorite-added 2", "favorite-removed 1", "favorite-added 3",
+            ])
+            #expect(await phone.hearts(in: .mobiles) == ["2", "3"])
+            refusals.cancel()
+            #expect(await refusals.value.isEmpty)
+            #expect(attempts.withLock { $0.count } >= 20)
         }
 
         /// Two users on one device: A's queued write never goes out with B's session, not even when A's refresh,
@@ -182,7 +240,8 @@ extension EndToEnd {
                 Issue.record("A's write offline was not queued")
                 return
             }
-            link.set(.holdAnswers(seconds: 5))  // longer than B's sign-in takes on a busy machine
+            // Held long enough that B's sign-in (a bcrypt hash: seconds on a busy machine) always comes first.
+            link.set(.holdAnswers(seconds: 10))
             let flushA = Task { await device.sendPendingWrites() }  // refreshes A's token: its answer is held
             #expect(try await eventually({ link.answersHeld }, until: { $0 > 0 }) == 1)
             link.set(.forward)
@@ -224,7 +283,8 @@ extension EndToEnd {
                 let queued = try await favme.run(["fav", item, "--json"] + arguments)
                 #expect(queued.status == 0 && queued.output.contains("\"queued\""))
             }
-            link.set(.loseAnswers)
+            // The first write is applied and its answer held: favme is killed while it waits for it, as an app is.
+            link.set(.holdAnswers(seconds: 30))
             let flushing = try favme.start(["sync"] + arguments)
             var applied: [String] = []
             for _ in 0..<100 where applied.isEmpty {

@@ -14,7 +14,7 @@ import Testing
     /// Nothing listens on port 1: every request fails before it leaves, as with no network.
     static func offlineClient(_ local: any LocalStore) -> FavoriteMeClient {
         FavoriteMeClient(baseURL: URL(string: "http://127.0.0.1:1")!, tokens: MemoryTokenStore(session), local: local,
-                         timeout: 2)
+                         timeout: 2, watchesNetwork: false)
     }
 
     static func temporaryDirectory() throws -> URL {
@@ -165,19 +165,25 @@ import Testing
         #expect(await relaunched.pendingWrites().count == 8)
     }
 
-    /// Parked writes are there for the app in a fresh process, before anything else opened the documents.
-    @Test func parkedWritesAreFoundInAFreshProcess() async throws {
+    /// Earlier versions parked a write after six failures (its heart rolled back). Such a write is read as waiting,
+    /// in its place: its heart is drawn again and it goes out in its turn, before the unfavorite made after it.
+    @Test func aWriteParkedByAnEarlierVersionWaitsInItsPlace() async throws {
         let store = MemoryLocalStore()
-        let write = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-C-5"))
-        var queued = QueuedWrite(write)
-        queued.status = .parked(reason: "failed 6 times")
-        var queue = QueueDocument()
-        queue.writes = [queued]
-        store.place(try JSONCoding.encoder.encode(queue), as: .queue, of: Self.user.id)
+        let parked = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-C-5"))
+        let later = PendingWrite(.unfavorite(experience: .rijksmuseum, itemId: "SK-C-5"))
+        let other = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-A-1"))
+        let encode = { (write: PendingWrite) in try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(write)) }
+        let document: [String: Any] = ["format": 1, "writes": [
+            ["write": try encode(parked), "status": ["parked": ["reason": "failed 6 times"]], "failures": 6],
+            ["write": try encode(later), "status": ["waiting": [String: Any]()]],
+            ["write": try encode(other), "status": ["waiting": [String: Any]()]],
+        ]]
+        store.place(try JSONSerialization.data(withJSONObject: document), as: .queue, of: Self.user.id)
         let app = Self.offlineClient(store)
-        #expect(await app.parkedWrites().map(\.id) == [write.id])
-        await app.discardParkedWrites()
-        #expect(await Self.offlineClient(store).parkedWrites().isEmpty)
+        _ = try await app.restoreSession()
+        #expect(await app.pendingWrites().map(\.id) == [parked.id, later.id, other.id])
+        #expect(await app.hearts(in: .rijksmuseum) == ["SK-A-1"])  // the later unfavorite wins
+        #expect(store.setAsideDocuments.isEmpty)
     }
 
     /// A write the server asked to wait for (a long Retry-After, kept with the write) is not sent before then, by
@@ -191,7 +197,7 @@ import Testing
         store.place(try JSONCoding.encoder.encode(queue), as: .queue, of: Self.user.id)
         let requests = Counter()
         let app = FavoriteMeClient(baseURL: URL(string: "http://127.0.0.1:1")!, tokens: MemoryTokenStore(Self.session),
-                                   local: store, timeout: 2, observer: { _, _ in requests.add() })
+                                   local: store, timeout: 2, watchesNetwork: false, log: { _ in requests.add() })
         let report = await app.sendPendingWrites()
         #expect(report.waiting == 1 && report.sent.isEmpty)
         #expect(requests.value == 0)

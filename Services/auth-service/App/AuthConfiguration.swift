@@ -11,6 +11,8 @@ import ServiceKit
 /// - `ACCESS_TOKEN_TTL_SECONDS` (default 900, at most 900)
 /// - `SESSION_IDLE_TTL_SECONDS` (default 30 days), `SESSION_ABSOLUTE_TTL_SECONDS` (default 90 days)
 /// - `REFRESH_REUSE_GRACE_SECONDS` (default 30): a retried refresh within this time gets the same pair
+/// - `REFRESH_RETRY_WINDOW_SECONDS` (default 30 days): a retried refresh with the first attempt's `Idempotency-Key`
+///   gets the same refresh token within this time
 /// - `SIGNING_KEY_ROTATION_SECONDS` (default 30 days), `SIGNING_KEY_PUBLISH_LEAD_SECONDS` (default 1 hour)
 /// - `TRUSTED_PROXIES` (default `127.0.0.1/32,::1/128`): peers whose `X-Real-IP` names the client
 /// - `CATALOG_URL` (default `http://127.0.0.1:8082`): catalog-proxy, asked to check a `defaultCategory` preference
@@ -43,7 +45,9 @@ struct AuthConfiguration: Sendable {
                                                     in: 60...(365 * 86_400))),
             absoluteLifetime: TimeInterval(settings.int("session.absoluteTtlSeconds", default: 90 * 86_400,
                                                         in: 60...(730 * 86_400))),
-            reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300))
+            reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300)),
+            retryWindow: TimeInterval(settings.int("refresh.retryWindowSeconds", default: 30 * 86_400,
+                                                   in: 0...(365 * 86_400)))
         )
         let rotation = settings.int("signingKey.rotationSeconds", default: 30 * 86_400, in: 60...(365 * 86_400))
         // At least the JWKS cache lifetime, so every verifier has the new key before it signs.

@@ -126,5 +126,11 @@ enum AuthMigrations {
             );
             CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at);
             """),
+        Migration(6, "refresh_retry_key", sql: """
+            -- A digest of the Idempotency-Key of the refresh that made the live generation (SHA-256 of the session and
+            -- the key; null when it had none): a retry of that refresh with the same key, by an app whose answer was
+            -- lost while it was suspended, gets the same successor instead of counting as reuse.
+            ALTER TABLE sessions ADD COLUMN rotation_key bytea;
+            """),
     ]
 }

@@ -22,7 +22,7 @@ struct SessionController: Sendable {
 
     @Sendable func refresh(_ request: Request, context: AppRequestContext) async throws -> Response {
         let token = try await request.decodeJSON(as: RefreshRequest.self, context: context).refreshToken
-        let pair = try await refreshSession(token, logger: context.logger)
+        let pair = try await refreshSession(token, key: try request.idempotencyKey(), logger: context.logger)
         return try ServiceJSON.encoder.encode(pair).jsonResponse(headers: AccountController.noStore)
     }
 

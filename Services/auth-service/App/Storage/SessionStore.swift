@@ -21,6 +21,8 @@ struct LockedSession: Sendable {
     var userID: UUID
     var state: SessionPolicy.State
     var rotationNonce: Data?
+    /// The digest of the `Idempotency-Key` of the refresh that made the live generation, if it had one.
+    var rotationKey: Data?
     var absoluteExpiresAt: Date { state.absoluteExpiresAt }
 }
 
@@ -56,29 +58,30 @@ struct SessionStore: Sendable {
     {
         guard let row = try await connection.query("""
             SELECT s.id, s.user_id, s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at,
-                   s.ended_at IS NOT NULL, s.rotation_nonce, t.generation
+                   s.ended_at IS NOT NULL, s.rotation_nonce, s.rotation_key, t.generation
               FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
              WHERE t.digest = \(digest)
                FOR UPDATE OF s
             """).rows.first else { return nil }
-        let (id, userID, generation, rotatedAt, idleExpiresAt, absoluteExpiresAt, ended, nonce, presented) =
-            try row.decode((UUID, UUID, Int, Date?, Date, Date, Bool, Data?, Int).self)
+        let (id, userID, generation, rotatedAt, idleExpiresAt, absoluteExpiresAt, ended, nonce, key, presented) =
+            try row.decode((UUID, UUID, Int, Date?, Date, Date, Bool, Data?, Data?, Int).self)
         let state = SessionPolicy.State(generation: generation, rotatedAt: rotatedAt, idleExpiresAt: idleExpiresAt,
                                         absoluteExpiresAt: absoluteExpiresAt, ended: ended)
-        return (LockedSession(id: id, userID: userID, state: state, rotationNonce: nonce), presented)
+        return (LockedSession(id: id, userID: userID, state: state, rotationNonce: nonce, rotationKey: key), presented)
     }
 
-    /// Moves the session to its next generation, whose token's digest is `nextDigest`.
-    static func rotate(_ session: LockedSession, nextDigest: Data, nonce: Data, now: Date, idleExpiresAt: Date,
-                       on connection: isolated PostgresConnection) async throws {
+    /// Moves the session to its next generation, whose token's digest is `nextDigest`; `key`: the digest of the
+    /// refresh's `Idempotency-Key`, which a retry of it may present later.
+    static func rotate(_ session: LockedSession, nextDigest: Data, nonce: Data, key: Data?, now: Date,
+                       idleExpiresAt: Date, on connection: isolated PostgresConnection) async throws {
         let next = session.state.generation + 1
         try await connection.query("""
             INSERT INTO refresh_tokens (digest, session_id, generation, issued_at)
             VALUES (\(nextDigest), \(session.id), \(next), \(now))
             """)
         try await connection.query("""
-            UPDATE sessions SET generation = \(next), rotation_nonce = \(nonce), rotated_at = \(now),
-                   last_used_at = \(now), idle_expires_at = \(idleExpiresAt)
+            UPDATE sessions SET generation = \(next), rotation_nonce = \(nonce), rotation_key = \(key),
+                   rotated_at = \(now), last_used_at = \(now), idle_expires_at = \(idleExpiresAt)
              WHERE id = \(session.id)
             """)
     }

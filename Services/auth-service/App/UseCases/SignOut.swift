@@ -28,7 +28,7 @@ struct SignOut: Sendable {
               let owner = try await sessions.owner(ofTokenDigest: RefreshTokens.digest(token))
         else { throw AuthRefusal.invalidRefreshToken }
         switch policy.decide(presentedGeneration: owner.presentedGeneration, state: owner.session, now: Date()) {
-        case .rotate, .replay:
+        case .rotate, .replay, .recover:  // (no key is sent with a logout: never .recover)
             try await self(owner.user, scope: scope)
         case .expired:
             // Already over: logging out again is a success, but an old token never ends *other* sessions.
