@@ -59,12 +59,12 @@ struct TicketmasterSource: CatalogSource {
         let venue = event._embedded?.venues?.first
         let start = event.dates?.start
         let facts = EventFacts(
-            localDate: start?.localDate, localTime: start?.localTime,
-            startsAt: start?.dateTime.flatMap { try? Date($0, strategy: .iso8601) },
-            timeZone: event.dates?.timezone ?? venue?.timezone,
+            localDate: Upstream.date(start?.localDate), localTime: Upstream.clean(start?.localTime),
+            startsAt: Upstream.date(start?.dateTime).flatMap { try? Date($0, strategy: .iso8601) },
+            timeZone: Upstream.clean(event.dates?.timezone ?? venue?.timezone),
             dateTBA: start?.dateTBA ?? false, dateTBD: start?.dateTBD ?? false, timeTBA: start?.timeTBA ?? false,
             noSpecificTime: start?.noSpecificTime ?? false,
-            status: event.dates?.status?.code,
+            status: Upstream.clean(event.dates?.status?.code),
             venue: venue.flatMap { venue in
                 Upstream.clean(venue.name).map {
                     EventFacts.Venue(name: $0, city: Upstream.clean(venue.city?.name),

@@ -51,7 +51,7 @@ enum NYTBooks {
             book: BookFacts(
                 author: author, category: category, rank: book.rank?.integer, rankLastWeek: book.rank_last_week?.integer,
                 weeksOnList: book.weeks_on_list?.integer, description: Upstream.clean(book.description),
-                publisher: Upstream.clean(book.publisher), isbn13: id, isbn10: Upstream.clean(book.primary_isbn10),
+                publisher: Upstream.clean(book.publisher), isbn13: id, isbn10: ISBN.ten(book.primary_isbn10),
                 buyURL: Upstream.secureURL(book.amazon_product_url),
                 isbns: Array(([id] + isbns).uniqued())
             )
@@ -106,6 +106,21 @@ enum ISBN {
         let values = digits.compactMap(\.wholeNumberValue)
         let sum = values.enumerated().reduce(0) { $0 + $1.element * ($1.offset.isMultiple(of: 2) ? 1 : 3) }
         return sum.isMultiple(of: 10) ? digits : nil
+    }
+
+    /// Ten characters (hyphens and spaces dropped), nine digits and a check digit or `X`, the check digit valid; nil for
+    /// anything else (the NYT writes `"None"` for a book without one).
+    static func ten(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let characters = Array(text.filter { $0 != "-" && $0 != " " }.uppercased())
+        guard characters.count == 10, characters.allSatisfy(\.isASCII) else { return nil }
+        var sum = 0
+        for (index, character) in characters.enumerated() {
+            let value = index == 9 && character == "X" ? 10 : character.wholeNumberValue
+            guard let value else { return nil }
+            sum += value * (10 - index)
+        }
+        return sum.isMultiple(of: 11) ? String(characters) : nil
     }
 }
 
