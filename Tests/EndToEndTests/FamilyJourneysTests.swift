@@ -36,6 +36,12 @@ extension EndToEnd {
             #expect(savedEvent.item?.event?.localDate == savedEvent.localDate)
             #expect(savedEvent.item?.event?.venue?.name.isEmpty == false)
             #expect(savedEvent.item?.event?.priceRanges?.first?.currency?.isEmpty == false)
+            // One cell per experience: an event hearted in the list is kept as that very cell, prices and all.
+            let listedEvent = try #require(try await events.get("/v1/catalog/ticketmaster/items?q=Chicago")
+                .decode(CatalogPage.self).items.first { $0.event?.priceRanges != nil })
+            let savedListed = try await events.send(.PUT, "/v1/favorites/ticketmaster/\(listedEvent.id)")
+                .decode(Favorite.self)
+            #expect(savedListed.item == listedEvent)
 
             let museum = try await CatalogSourcesTests.signedIn(.rijksmuseum)
             let listed = try #require(try await museum.get("/v1/catalog/rijksmuseum/items?q=rembrandt")

@@ -83,6 +83,9 @@ protocol CatalogSource: Sendable {
     /// A resolved (detailed) item as a list cell shows it: sources whose references resolve to full details trim
     /// them here.
     func listing(of item: CatalogItem) -> CatalogItem
+    /// The item as the source's list cell shows it, for a source whose cell is more than its detail trimmed: a
+    /// Ticketmaster cell picks its own image among the event's pictures. Nil: ``listing(of:)`` of the detail.
+    func cell(id: String) -> SourceStep<DetailResult>?
 }
 
 enum SourceError: Error, Equatable {
@@ -96,6 +99,7 @@ extension CatalogSource {
     func categories() -> SourceStep<[CatalogCategory]>? { nil }
     func resolve(reference: String) -> SourceStep<CatalogItem?> { .done(nil) }
     func listing(of item: CatalogItem) -> CatalogItem { item }
+    func cell(id: String) -> SourceStep<DetailResult>? { nil }
 }
 
 /// Helpers shared by the adapters for the sources' loose data.
