@@ -51,6 +51,16 @@ extension EndToEnd {
             #expect(savedArt.item?.imageURL == listed.imageURL)
             #expect(savedArt.item?.imageURL != detail.imageURL)  // the list size, not the full image
             #expect(savedArt.item?.artwork?.plaqueDescription == nil)
+            // No museum cell or favorite loads an original (`=s0`): browsed cells and a saved one are cell-sized.
+            let browsed = try await museum.get("/v1/catalog/rijksmuseum/items?limit=30").decode(CatalogPage.self).items
+            let pictured = browsed.compactMap(\.imageURL)
+            #expect(!pictured.isEmpty && !pictured.contains { $0.hasSuffix("=s0") })
+            let hosted = try #require(browsed.first { $0.imageURL?.contains("googleusercontent.com") == true })
+            #expect(hosted.imageURL?.hasSuffix("=s400") == true)
+            let savedHosted = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(hosted.id)").decode(Favorite.self)
+            #expect(savedHosted.item?.imageURL == hosted.imageURL && savedHosted.imageURL == hosted.imageURL)
+            let hostedDetail = try await museum.get("/v1/catalog/rijksmuseum/items/\(hosted.id)").decode(CatalogItem.self)
+            #expect(hostedDetail.imageURL?.hasSuffix("=s1600") == true)
         }
 
         /// The events app: saved events listed soonest first by default, page after page, whatever order they were

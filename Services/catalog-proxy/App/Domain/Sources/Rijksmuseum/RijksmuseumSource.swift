@@ -29,8 +29,6 @@ struct RijksmuseumSource: CatalogSource {
     static let overlapPages = 5
     /// The upstream pages one request reads at most while collecting a page of results.
     static let pagesPerRequest = 5
-    /// Width of a list cell's image, in pixels.
-    static let listImageWidth = 400
 
     init(recordLife: TimeInterval = 7 * 86_400) {
         self.recordLife = recordLife
@@ -182,7 +180,7 @@ struct RijksmuseumSource: CatalogSource {
     func item(_ object: LinkedArt.ObjectRecord, number: String, maker: String?, image: String?) -> CatalogItem {
         CatalogItem(
             id: number, experience: experience, title: object.englishTitle ?? object.dutchTitle ?? number,
-            subtitle: maker, imageURL: image.flatMap(Upstream.secureURL),
+            subtitle: maker, imageURL: image.flatMap(Upstream.secureURL).map(SizedImage.detail),
             artwork: ArtworkFacts(
                 maker: maker, plaqueDescription: object.englishDescription,
                 dating: object.englishDating ?? object.dutchDating, year: object.yearEarly,
@@ -191,23 +189,11 @@ struct RijksmuseumSource: CatalogSource {
         )
     }
 
-    /// A list cell: the image at list size, no plaque text.
+    /// A list cell: the image at a cell's size (IIIF and Google-hosted alike), no plaque text.
     func listing(of item: CatalogItem) -> CatalogItem {
         var listed = item
-        listed.imageURL = item.imageURL.map { Self.iiif($0, width: Self.listImageWidth) }
+        listed.imageURL = item.imageURL.map(SizedImage.cell)
         listed.artwork?.plaqueDescription = nil
         return listed
-    }
-
-    /// An IIIF image URL (`…/full/max/0/default.jpg`) at `width` pixels wide; any other URL as it is.
-    static func iiif(_ url: String, width: Int) -> String {
-        guard var components = URLComponents(string: url) else { return url }
-        var segments = components.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard segments.count >= 5, segments[segments.count - 4] == "full",
-              segments[segments.count - 1].hasPrefix("default.")
-        else { return url }
-        segments[segments.count - 3] = "\(width),"
-        components.path = segments.joined(separator: "/")
-        return components.string ?? url
     }
 }
