@@ -69,7 +69,9 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
         #expect(art.title == "Before, Behind, Between, Above, Below")  // no English title: the Dutch one
         #expect(art.artwork?.maker == "Rembrandt van Rijn")  // from the Person record
         #expect(art.imageURL == nil)  // its VisualItem is not recorded: no image, not a failure
-        #expect(art.artwork?.plaqueDescription == nil)
+        // No English text: its Dutch description (`referred_to_by`), said to be Dutch.
+        #expect(art.artwork?.plaqueDescription?.hasPrefix("Links naast de vrouw") == true)
+        #expect(art.artwork?.plaqueLanguage == "nl")
         #expect(Set(requests.map(\.path)) == ["/2001", "/2021", "/21029638"])
         // A maker's record is shared between replicas; the object's own records are not.
         #expect(requests.first { $0.path == "/21029638" }?.sharedFor != nil)

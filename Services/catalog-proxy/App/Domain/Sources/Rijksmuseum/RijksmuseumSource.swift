@@ -182,9 +182,11 @@ struct RijksmuseumSource: CatalogSource {
             id: number, experience: experience, title: object.englishTitle ?? object.dutchTitle ?? number,
             subtitle: maker, imageURL: image.flatMap(Upstream.secureURL).map(SizedImage.detail),
             artwork: ArtworkFacts(
-                maker: maker, plaqueDescription: object.englishDescription,
-                dating: object.englishDating ?? object.dutchDating, year: object.yearEarly,
-                productionPlaces: object.productionPlaces, webPage: object.webPage
+                maker: maker, plaqueDescription: object.englishDescription ?? object.dutchDescription,
+                plaqueLanguage: object.englishDescription != nil ? "en" : object.dutchDescription != nil ? "nl" : nil,
+                dating: object.englishDating ?? object.dutchDating
+                    ?? LinkedArt.dating(fromYear: object.yearEarly, to: object.yearLate),
+                year: object.yearEarly, productionPlaces: object.productionPlaces, webPage: object.webPage
             )
         )
     }
@@ -194,6 +196,7 @@ struct RijksmuseumSource: CatalogSource {
         var listed = item
         listed.imageURL = item.imageURL.map(SizedImage.cell)
         listed.artwork?.plaqueDescription = nil
+        listed.artwork?.plaqueLanguage = nil
         return listed
     }
 }
