@@ -60,17 +60,22 @@ struct CatalogConfiguration: Sendable {
         }
         let ticketmasterRate = Double(settings.int("ticketmaster.ratePerSecond", default: 5, in: 1...1000))
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
-        // A cold page of artworks is a burst of record GETs: a bucket of three seconds' worth, and calls wait a
-        // little for it rather than leave items out. The museum publishes no limit (this one is ours, to be polite)
-        // and one user's page needs the whole burst, so it is not shared out per user: another user's calls wait
-        // for tokens rather than fail, and each user's requests are bounded by CATALOG_USER_RATE_PER_SECOND.
+        // A cold page of artworks is a burst of record GETs: up to four per object (object, VisualItem,
+        // DigitalObject, a maker named only by reference), 120 for a page of 30. The records' bucket holds a whole
+        // page's burst (or three seconds' worth, if more), so the first user of a cold page never waits for tokens;
+        // past it, calls wait a little rather than leave items out. The museum publishes no limit (this one is ours,
+        // to be polite: one page's burst, then the rate) and one user's page needs the whole burst, so it is not
+        // shared out per user: another user's calls wait for tokens rather than fail, and each user's requests are
+        // bounded by CATALOG_USER_RATE_PER_SECOND.
         let rijksmuseumRate = Double(settings.int("rijksmuseum.ratePerSecond", default: 20, in: 1...1000))
+        let pageOfRecords = Double(RijksmuseumSource.recordsPerObject * RijksmuseumSource.pageSize)
         var rijksmuseumSearch = upstream(
             url: "rijksmuseum.searchUrl", default: "https://data.rijksmuseum.nl", key: nil,
             rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
         var rijksmuseumRecords = upstream(
             url: "rijksmuseum.recordsUrl", default: "https://data.rijksmuseum.nl", key: nil,
-            rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
+            rate: rijksmuseumRate, burst: max(rijksmuseumRate * 3, pageOfRecords), quota: nil, queueWait: 2,
+            sharedPerUser: false)
         // The museum's resolver answers a record id with 303 to its metadata on the data host: between the museum's
         // two hosts, and only there, redirects are followed.
         let museumHosts = UpstreamRedirect(allowing: [rijksmuseumSearch.baseURL, rijksmuseumRecords.baseURL,

@@ -52,7 +52,8 @@ public func buildApplication(
             runner: runner,
             resolver: ItemResolver(
                 runner: runner,
-                kept: kept, claims: claims, concurrencyPerRequest: 16, pageDeadline: catalogConfiguration.pageDeadline),
+                kept: kept, claims: claims, concurrencyPerRequest: ItemResolver.onePageAtOnce,
+                pageDeadline: catalogConfiguration.pageDeadline),
             cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
                                  absentFor: catalogConfiguration.notFoundTTL),
             kept: kept,

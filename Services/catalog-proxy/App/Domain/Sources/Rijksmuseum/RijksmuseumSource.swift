@@ -18,7 +18,10 @@ struct RijksmuseumSource: CatalogSource {
     let experience = ExperienceID.rijksmuseum
     let upstreams = [UpstreamName.rijksmuseumSearch, .rijksmuseumRecords]
     /// Each item of a cold page costs three or four record GETs: pages stay small.
-    let maximumPageSize = 30
+    let maximumPageSize = Self.pageSize
+    static let pageSize = 30
+    /// The record GETs one object costs at most: the object, its VisualItem and DigitalObject, a maker's Person.
+    static let recordsPerObject = 4
     let resolvesReferences = true
     /// How long a maker's record is kept for every replica (makers recur across objects).
     let recordLife: TimeInterval
