@@ -23,6 +23,8 @@ import ServiceKit
 ///   `CATALOG_DATASET_REFRESH_SECONDS` (default 3600)
 /// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_UPSTREAM_SHARE_PERCENT` (default 20: what
 ///   one user may spend of each upstream budget, in each of its windows; see ``UserShare``)
+/// - `CATALOG_BESTSELLERS_REFRESH_SECONDS` (default 3600; 0 turns the scheduled refresh off): how often the NYT's
+///   overview of every current list is fetched again (``BestsellersRefresh``)
 struct CatalogConfiguration: Sendable {
     /// Per upstream.
     var upstreams: [UpstreamName: UpstreamSettings]
@@ -34,6 +36,11 @@ struct CatalogConfiguration: Sendable {
     var pageDeadline: Duration
     var userRate: Double
     var datasetRefresh: TimeInterval
+    /// How often the best sellers' overview is fetched again by the scheduled refresh; nil: no scheduled refresh
+    /// (turned off, or no NYT key to call with).
+    var bestsellersRefresh: TimeInterval?
+    /// The NYT's calls in any minute, for all replicas (the refresh takes a share of them).
+    var nytCallsPerMinute: Int
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
@@ -123,6 +130,11 @@ struct CatalogConfiguration: Sendable {
         pageDeadline = .milliseconds(settings.int("catalog.pageDeadlineMs", default: 4000, in: 100...60_000))
         userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
         datasetRefresh = TimeInterval(settings.int("catalog.datasetRefreshSeconds", default: 3600, in: 60...(30 * 86_400)))
+        // At most half the overview's life, so a user never finds it expired while the refresh works.
+        let refresh = settings.int("catalog.bestsellersRefreshSeconds", default: 3600,
+                                   in: 0...Int(BestsellersSource.overviewLife / 2))
+        bestsellersRefresh = refresh > 0 && upstreams[.nytBooks]?.apiKey != nil ? TimeInterval(refresh) : nil
+        nytCallsPerMinute = nytPerMinute
         try settings.validate()
     }
 }

@@ -1,8 +1,9 @@
 import Contracts
 import Foundation
 
-/// Pure decoders of the NYT Books API: the list names (the best sellers' categories) and a current list with its
-/// books. Every field is optional but a book's ISBN-13 (its id here): a book without one is left out, not the list.
+/// Pure decoders of the NYT Books API: the list names (the best sellers' categories), the overview of every current
+/// list, and a current list with its books. Every field is optional but a book's ISBN-13 (its id here): a book without
+/// one is left out, not the list.
 enum NYTBooks {
     /// `GET /svc/books/v3/lists/names.json`. Lists named only by `list_name` (the API's older shape) get the
     /// hyphenated id the API takes.
@@ -41,6 +42,35 @@ enum NYTBooks {
             .sorted { ($0.book?.rank ?? .max) < ($1.book?.rank ?? .max) }
     }
 
+    /// `GET /svc/books/v3/lists/full-overview.json`: every list published on the current date with its books. The
+    /// books of list `category` in rank order, or nil when the overview does not carry that list (one no longer
+    /// published).
+    static func books(inOverview body: Data, category: String, experience: ExperienceID) throws -> [CatalogItem]? {
+        guard let list = try overview(body).first(where: { $0.id == category }) else { return nil }
+        return list.books.compactMap { book($0, category: category, experience: experience) }
+            .sorted { ($0.book?.rank ?? .max) < ($1.book?.rank ?? .max) }
+    }
+
+    /// The ids of the lists an overview carries.
+    static func listIDs(inOverview body: Data) throws -> Set<String> {
+        Set(try overview(body).map(\.id))
+    }
+
+    /// The overview's lists, each named as the list names name it (`list_name_encoded`, else the hyphenated
+    /// `list_name`).
+    private static func overview(_ body: Data) throws -> [(id: String, books: [Book])] {
+        let overview = try Upstream.decode(Overview.self, from: body, source: "NYT Books")
+        guard let lists = overview.results?.lists else {
+            throw SourceError.malformedBody("NYT Books overview without lists")
+        }
+        return lists.elements.compactMap { list in
+            guard let id = Upstream.clean(list.list_name_encoded) ?? list.list_name.flatMap(encodedName) else {
+                return nil
+            }
+            return (id, list.books?.elements ?? [])
+        }
+    }
+
     static func book(_ book: Book, category: String, experience: ExperienceID) -> CatalogItem? {
         let isbns = (book.isbns?.elements ?? []).compactMap { ISBN.thirteen($0.isbn13) }
         guard let id = ISBN.thirteen(book.primary_isbn13) ?? isbns.first else { return nil }
@@ -73,6 +103,16 @@ enum NYTBooks {
     struct CurrentList: Decodable {
         var results: Results?
         struct Results: Decodable {
+            var books: LossyArray<Book>?
+        }
+    }
+
+    struct Overview: Decodable {
+        var results: Results?
+        struct Results: Decodable { var lists: LossyArray<List>? }
+        struct List: Decodable {
+            var list_name: String?
+            var list_name_encoded: String?
             var books: LossyArray<Book>?
         }
     }
