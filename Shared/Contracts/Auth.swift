@@ -60,20 +60,24 @@ public struct UserProfile: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// Whether the owner of the email followed the link of a verification mail (or of a password reset).
     public var emailVerified: Bool
+    /// The name the user goes by in the apps ("Ana's flash cards"); absent until they give one.
+    public var displayName: String?
 
     public init(id: UUID, email: String, experience: ExperienceID, preferences: [String: String], createdAt: Date,
-                emailVerified: Bool = false) {
+                emailVerified: Bool = false, displayName: String? = nil) {
         self.id = id
         self.email = email
         self.experience = experience
         self.preferences = preferences
         self.createdAt = createdAt
         self.emailVerified = emailVerified
+        self.displayName = displayName
     }
 
-    enum CodingKeys: String, CodingKey { case id, email, experience, preferences, createdAt, emailVerified }
+    enum CodingKeys: String, CodingKey { case id, email, experience, preferences, createdAt, emailVerified, displayName }
 
-    /// A profile a client stored before `emailVerified` existed still opens (as unverified).
+    /// A profile a client stored before `emailVerified` existed still opens (as unverified), and one stored before
+    /// `displayName` existed opens without one.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(UUID.self, forKey: .id)
@@ -82,6 +86,7 @@ public struct UserProfile: Codable, Sendable, Equatable {
         preferences = try container.decode([String: String].self, forKey: .preferences)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
+        displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
     }
 }
 
@@ -115,11 +120,18 @@ public struct ProfileUpdate: Codable, Sendable, Equatable {
     public var experience: String?
     /// Merged into the stored preferences (JSON merge patch): a `null` value removes that key.
     public var preferences: [String: String?]?
+    /// The name the user goes by, trimmed, on one line, at most ``maximumDisplayNameLength`` characters; an empty one
+    /// removes it.
+    public var displayName: String?
 
-    public init(experience: String? = nil, preferences: [String: String?]? = nil) {
+    public init(experience: String? = nil, preferences: [String: String?]? = nil, displayName: String? = nil) {
         self.experience = experience
         self.preferences = preferences
+        self.displayName = displayName
     }
+
+    /// The longest display name the server keeps (so a client can check before sending).
+    public static let maximumDisplayNameLength = 64
 }
 
 /// `DELETE /v1/auth/me`: the password, re-confirmed.

@@ -75,4 +75,43 @@ import Testing
             #expect(me.preferences["defaultCategory"] == "sports")
         }
     }
+
+    /// The name the flash cards' title reads ("Ana's flash cards"): set, read back, changed with the rest, removed.
+    @Test func aDisplayNameIsSetTidiedAndRemoved() async throws {
+        try await AuthTestApp.withApp { api, _ in
+            let token = try await api.signUp(experience: "flashcards").accessToken
+            #expect(try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self).displayName == nil)
+            var response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                              json: ProfileUpdate(displayName: "  Ana Mari\u{301}a \n"))
+            #expect(response.status == .ok)
+            let named = try response.decode(UserProfile.self)
+            // Trimmed, and in NFC: "i" and its accent are stored as one scalar.
+            #expect(named.displayName.map { Array($0.unicodeScalars) } == Array("Ana Mar\u{ED}a".unicodeScalars))
+            #expect(try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self) == named)
+
+            // Changed beside the experience: both kept.
+            response = try await api.call(.patch, "/v1/auth/me", token: token,
+                                          json: ProfileUpdate(experience: "mobiles", displayName: "Ana 🦊"))
+            let moved = try response.decode(UserProfile.self)
+            #expect(moved.displayName == "Ana 🦊" && moved.experience == .mobiles)
+
+            // Every field at fault is named; nothing of a refused request is saved.
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(
+                experience: "holograms", displayName: String(repeating: "a", count: ProfileUpdate.maximumDisplayNameLength + 1)))
+            #expect(response.status == .badRequest)
+            #expect(response.problem?.errors?.map(\.field) == ["experience", "displayName"])
+            for refused in ["Ana\nBen", "Ana\u{202E}neB"] {
+                response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(displayName: refused))
+                #expect(response.problem?.errors?.map(\.field) == ["displayName"], "\(refused)")
+            }
+            #expect(try await api.call(.get, "/v1/auth/me", token: token).decode(UserProfile.self).displayName == "Ana 🦊")
+
+            // An empty name removes it; a patch without one leaves it.
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(displayName: "  "))
+            #expect(try response.decode(UserProfile.self).displayName == nil)
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(displayName: "Ben"))
+            response = try await api.call(.patch, "/v1/auth/me", token: token, json: ProfileUpdate(experience: "flashcards"))
+            #expect(try response.decode(UserProfile.self).displayName == "Ben")
+        }
+    }
 }

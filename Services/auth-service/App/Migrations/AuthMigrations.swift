@@ -126,5 +126,9 @@ enum AuthMigrations {
             );
             CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at);
             """),
+        Migration(6, "display_name", sql: """
+            -- The name the user goes by in the apps; NULL until they give one.
+            ALTER TABLE users ADD COLUMN display_name text;
+            """),
     ]
 }

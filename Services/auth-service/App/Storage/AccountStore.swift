@@ -11,10 +11,11 @@ struct Account: Sendable, Equatable {
     var preferences: [String: String]
     var createdAt: Date
     var emailVerified: Bool = false
+    var displayName: String?
 
     var profile: UserProfile {
         UserProfile(id: id, email: email, experience: experience, preferences: preferences, createdAt: createdAt,
-                    emailVerified: emailVerified)
+                    emailVerified: emailVerified, displayName: displayName)
     }
 }
 
@@ -77,13 +78,15 @@ struct AccountStore: Sendable {
         return try result.rows.first.map(account)
     }
 
-    /// Stores a new experience and/or preferences; nil leaves a field as it is. Returns the updated account.
-    static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, now: Date,
-                       on connection: isolated PostgresConnection) async throws -> Account? {
+    /// Stores a new experience, preferences and/or display name; nil leaves a field as it is (`displayName` `.some(nil)`
+    /// removes the name). Returns the updated account.
+    static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, displayName: String??,
+                       now: Date, on connection: isolated PostgresConnection) async throws -> Account? {
         try await connection.query("""
             UPDATE users
                SET experience = coalesce(\(experience?.rawValue), experience),
                    preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
+                   display_name = CASE WHEN \(displayName != nil) THEN \(displayName ?? nil)::text ELSE display_name END,
                    updated_at = \(now)
              WHERE id = \(id)
             RETURNING \(raw: Self.columns)
@@ -141,13 +144,14 @@ struct AccountStore: Sendable {
     }
 
     private static let columns: StaticString =
-        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL"
+        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL, display_name"
 
     private static func account(_ row: PostgresRow) throws -> Account {
         let (id, email, hash, experience, preferences, createdAt, emailVerified) =
             try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date, Bool).self)
         return Account(id: id, email: email, passwordHash: hash, experience: ExperienceID(rawValue: experience),
-                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified)
+                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified,
+                       displayName: try row.decode(String?.self, at: 7))
     }
 }
 
