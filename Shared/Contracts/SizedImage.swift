@@ -2,8 +2,8 @@ import Foundation
 
 /// Image URLs of hosts that serve any size of a picture from its URL, asked at the size a screen draws it: a list cell
 /// (and a favorite) at about ``cellPixels``, a detail larger. The museum's pictures come from two such hosts: its IIIF
-/// server (the size segment, `…/full/400,/0/default.jpg`) and Google's image hosting (a size suffix, `…=s400`, where
-/// `=s0`, the original, runs to several megabytes). Any other URL is left as it is.
+/// server (the size segment, `…/full/400,/0/default.jpg`) and Google's image hosting (a size suffix, `…=s400`,
+/// where `=s0`, the original, runs to several megabytes). Any other URL is left as it is.
 public enum SizedImage {
     /// A list cell's picture, in pixels (its width for IIIF, its longer side for Google's `=s`).
     public static let cellPixels = 400

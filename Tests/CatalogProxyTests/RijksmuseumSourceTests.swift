@@ -122,7 +122,8 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
         }
         // Other suffixes and none at all; other hosts and IIIF as the rest of this suite says.
         #expect(SizedImage.cell("https://lh6.ggpht.com/abc") == "https://lh6.ggpht.com/abc=s400")
-        #expect(SizedImage.cell("https://lh3.googleusercontent.com/abc=w800-h600") == "https://lh3.googleusercontent.com/abc=s400")
+        #expect(SizedImage.cell("https://lh3.googleusercontent.com/abc=w800-h600")
+            == "https://lh3.googleusercontent.com/abc=s400")
         #expect(SizedImage.cell("https://s1.nyt.com/du/books/images/9780316494021.jpg")
             == "https://s1.nyt.com/du/books/images/9780316494021.jpg")
         #expect(SizedImage.detail("https://iiif.micr.io/PJEZO/full/max/0/default.jpg")

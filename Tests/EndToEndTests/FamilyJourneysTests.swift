@@ -57,9 +57,11 @@ extension EndToEnd {
             #expect(!pictured.isEmpty && !pictured.contains { $0.hasSuffix("=s0") })
             let hosted = try #require(browsed.first { $0.imageURL?.contains("googleusercontent.com") == true })
             #expect(hosted.imageURL?.hasSuffix("=s400") == true)
-            let savedHosted = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(hosted.id)").decode(Favorite.self)
+            let savedHosted = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(hosted.id)")
+                .decode(Favorite.self)
             #expect(savedHosted.item?.imageURL == hosted.imageURL && savedHosted.imageURL == hosted.imageURL)
-            let hostedDetail = try await museum.get("/v1/catalog/rijksmuseum/items/\(hosted.id)").decode(CatalogItem.self)
+            let hostedDetail = try await museum.get("/v1/catalog/rijksmuseum/items/\(hosted.id)")
+                .decode(CatalogItem.self)
             #expect(hostedDetail.imageURL?.hasSuffix("=s1600") == true)
         }
 

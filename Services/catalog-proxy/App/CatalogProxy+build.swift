@@ -43,7 +43,8 @@ public func buildApplication(
             background.append(BestsellersRefresh(
                 runner: runner, shared: shared, lease: RefreshLease(pool: pool, name: "bestsellers", holder: UUID()),
                 plan: BestsellersRefreshPlan(overviewEvery: every),
-                callsPerMinute: BestsellersRefreshPlan.callsPerMinute(ofUpstreamLimit: catalogConfiguration.nytCallsPerMinute),
+                callsPerMinute: BestsellersRefreshPlan.callsPerMinute(
+                    ofUpstreamLimit: catalogConfiguration.nytCallsPerMinute),
                 logger: dependencies.logger))
         }
         let staleIfError = catalogConfiguration.detailPolicy.staleIfError

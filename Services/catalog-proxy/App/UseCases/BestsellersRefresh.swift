@@ -83,7 +83,9 @@ struct BestsellersRefresh: Service {
         let names = try key(BestsellersRefreshPlan.Due.names), overview = try key(.overview)
         var ages = try await shared.ages(of: [names, overview])
         if memory.withLock({ $0.named == nil }), ages[names] != nil { try await reread(.names, key: names) }
-        if memory.withLock({ $0.inOverview == nil }), ages[overview] != nil { try await reread(.overview, key: overview) }
+        if memory.withLock({ $0.inOverview == nil }), ages[overview] != nil {
+            try await reread(.overview, key: overview)
+        }
         let (named, inOverview) = memory.withLock { ($0.named ?? [], $0.inOverview) }
         // Until an overview says which lists it carries, no list is fetched on its own.
         let others = inOverview.map { carried in named.filter { !carried.contains($0) } } ?? []

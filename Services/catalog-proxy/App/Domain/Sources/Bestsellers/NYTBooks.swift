@@ -148,8 +148,8 @@ enum ISBN {
         return sum.isMultiple(of: 10) ? digits : nil
     }
 
-    /// Ten characters (hyphens and spaces dropped), nine digits and a check digit or `X`, the check digit valid; nil for
-    /// anything else (the NYT writes `"None"` for a book without one).
+    /// Ten characters (hyphens and spaces dropped), nine digits and a check digit or `X`, the check digit valid; nil
+    /// for anything else (the NYT writes `"None"` for a book without one).
     static func ten(_ text: String?) -> String? {
         guard let text else { return nil }
         let characters = Array(text.filter { $0 != "-" && $0 != " " }.uppercased())
