@@ -74,7 +74,9 @@ public struct UserProfile: Codable, Sendable, Equatable {
         self.displayName = displayName
     }
 
-    enum CodingKeys: String, CodingKey { case id, email, experience, preferences, createdAt, emailVerified, displayName }
+    enum CodingKeys: String, CodingKey {
+        case id, email, experience, preferences, createdAt, emailVerified, displayName
+    }
 
     /// A profile a client stored before `emailVerified` existed still opens (as unverified), and one stored before
     /// `displayName` existed opens without one.
@@ -213,6 +215,46 @@ public struct DeletedAccounts: Codable, Sendable, Equatable {
     public static let pageSize = 1000
 
     public init(accounts: [Entry]) { self.accounts = accounts }
+}
+
+/// A user's profile as it changed: `GET /v1/auth/profile-changes` lists them for favorites-service, which sends each to
+/// the user's devices on their change stream (`GET /v1/favorites/stream`, event `profile`), so every device follows an
+/// experience, preferences or display name changed on one of them.
+public struct ProfileChange: Codable, Sendable, Equatable {
+    public var userId: UUID
+    /// Counts the user's profile changes: a later change has a greater version.
+    public var version: Int64
+    public var changedAt: Date
+    public var experience: ExperienceID
+    public var preferences: [String: String]
+    public var displayName: String?
+
+    public init(userId: UUID, version: Int64, changedAt: Date, experience: ExperienceID, preferences: [String: String],
+                displayName: String?) {
+        self.userId = userId
+        self.version = version
+        self.changedAt = changedAt
+        self.experience = experience
+        self.preferences = preferences
+        self.displayName = displayName
+    }
+}
+
+/// `GET /v1/auth/profile-changes?since=`: the profiles changed from a moment on, oldest first, at most ``pageSize``;
+/// peer-only, like the other feeds. A user id is not a credential.
+public struct ProfileChanges: Codable, Sendable, Equatable {
+    public var changes: [ProfileChange]
+    /// auth-service's time when it answered: where the next poll starts (less a margin, for changes that committed
+    /// after this answer with an earlier time).
+    public var asOf: Date
+
+    /// The most changes one call lists; a full page is followed by another from its last `changedAt`.
+    public static let pageSize = 1000
+
+    public init(changes: [ProfileChange], asOf: Date) {
+        self.changes = changes
+        self.asOf = asOf
+    }
 }
 
 /// `POST /v1/auth/password-reset`: asks for a mail with a link that resets the password of the account of `email`.

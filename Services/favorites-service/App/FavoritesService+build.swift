@@ -18,7 +18,8 @@ public let serviceDefaults = ServiceDefaults(
 /// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience;
 /// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
 /// the next favorites of it on this replica; `FAVORITES_STREAMS_MAX` (default 10000), how many change streams one
-/// replica holds; `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat.
+/// replica holds; `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat;
+/// `PROFILE_POLL_MS` (default 1000), how often profile changes are fetched from auth-service for the streams.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -30,6 +31,7 @@ public func buildApplication(
     let snapshotLifetime = Duration.seconds(settings.int("favorites.snapshotTtlSeconds", default: 30, in: 0...3600))
     let maximumStreams = settings.int("favorites.streamsMax", default: 10_000, in: 1...1_000_000)
     let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
+    let profilePoll = Duration.milliseconds(settings.int("profile.pollMs", default: 1000, in: 100...60_000))
     try settings.validate()
     var background: [any Service] = []
     var app = try buildServiceApplication(
@@ -46,6 +48,8 @@ public func buildApplication(
             logger: dependencies.logger, metrics: dependencies.metrics)
         background = [
             hub,
+            ProfileFeed(authURL: authURL, httpClient: dependencies.httpClient, hub: hub, interval: profilePoll,
+                        logger: dependencies.logger),
             AccountErasure(authURL: authURL, httpClient: dependencies.httpClient, pool: dependencies.pool,
                            interval: erasurePoll, logger: dependencies.logger),
             notifier,

@@ -78,15 +78,19 @@ struct AccountStore: Sendable {
         return try result.rows.first.map(account)
     }
 
-    /// Stores a new experience, preferences and/or display name; nil leaves a field as it is (`displayName` `.some(nil)`
-    /// removes the name). Returns the updated account.
+    /// Stores a new experience, preferences and/or display name; nil leaves a field as it is (`displayName`
+    /// `.some(nil)` removes the name). When `changed`, the profile's version counts up and its change is stamped with
+    /// the database's clock, for the feed of profile changes. Returns the updated account.
     static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, displayName: String??,
-                       now: Date, on connection: isolated PostgresConnection) async throws -> Account? {
+                       changed: Bool, now: Date, on connection: isolated PostgresConnection) async throws -> Account? {
         try await connection.query("""
             UPDATE users
                SET experience = coalesce(\(experience?.rawValue), experience),
                    preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
-                   display_name = CASE WHEN \(displayName != nil) THEN \(displayName ?? nil)::text ELSE display_name END,
+                   display_name = CASE WHEN \(displayName != nil) THEN \(displayName ?? nil)::text
+                                       ELSE display_name END,
+                   profile_version = profile_version + CASE WHEN \(changed) THEN 1 ELSE 0 END,
+                   profile_changed_at = CASE WHEN \(changed) THEN now() ELSE profile_changed_at END,
                    updated_at = \(now)
              WHERE id = \(id)
             RETURNING \(raw: Self.columns)
@@ -126,6 +130,27 @@ struct AccountStore: Sendable {
                AND (date_trunc('second', deleted_at), user_id) > (date_trunc('second', \(since)::timestamptz), \(after)::uuid)
              ORDER BY second, user_id LIMIT \(limit)
             """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
+    }
+
+    /// Profiles changed at or after `since` (the database's clock), oldest first, at most `limit`; and the database's
+    /// time now.
+    func profileChanges(since: Date, limit: Int) async throws -> ProfileChanges {
+        try await pool.withSession { connection in
+            let asOf = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
+            let rows = try await connection.query("""
+                SELECT id, profile_version, profile_changed_at, experience, preferences, display_name FROM users
+                 WHERE profile_changed_at >= \(since)::timestamptz
+                 ORDER BY profile_changed_at, id LIMIT \(limit)
+                """)
+            let changes = try rows.rows.map { row in
+                let (id, version, at, experience, preferences, name) = try row.decode(
+                    (UUID, Int64, Date, String, PostgresJSON<[String: String]>, String?).self)
+                return ProfileChange(userId: id, version: version, changedAt: at,
+                                     experience: ExperienceID(rawValue: experience), preferences: preferences.value,
+                                     displayName: name)
+            }
+            return ProfileChanges(changes: changes, asOf: asOf)
+        }
     }
 
     /// The address a mail for `email` goes to, and whether it is verified: nil when no account has it.
