@@ -25,8 +25,9 @@ extension FavoriteMeClient {
     /// network that comes and goes: it reconnects with backoff (`retryPolicy`'s), at once when its access token
     /// expired (with a fresh one) or its server shut down (to another). Each change wakes a sync of the changes feed
     /// (one request, shared by changes that arrive together), so the device's copy and its queue of writes are kept
-    /// exactly as ``syncFavorites()`` keeps them. It ends when the session ends (signed out here or on another device)
-    /// or when the task iterating it is cancelled.
+    /// exactly as ``syncFavorites()`` keeps them. A change of the user's profile on another device (experience,
+    /// preferences, display name) is read again and told on ``authEvents()`` as ``AuthEvent/refreshed(_:)``. It ends
+    /// when the session ends (signed out here or on another device) or when the task iterating it is cancelled.
     public func liveChanges(in experience: ExperienceID? = nil) -> AsyncStream<LiveChange> {
         AsyncStream { continuation in
             let task = Task {
@@ -111,6 +112,10 @@ extension FavoriteMeClient {
                     _ = try await syncFavorites()
                     synced = await outbox.syncStart(for: user)?.since ?? synced
                     tell(.resynced)
+                case "profile":
+                    // The profile changed, here or on another device: read as the server has it now, which
+                    // ``authEvents()`` tells as `.refreshed`. A failed read is no reason to drop the stream.
+                    _ = try? await me()
                 case "end":
                     if event.data.contains("session-ended") { return .sessionEnded }
                     if event.data.contains("token-expired") {
