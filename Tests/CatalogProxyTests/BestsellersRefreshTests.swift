@@ -89,8 +89,19 @@ import Testing
             func calls(_ suffix: String) -> Int {
                 api.replay.requestLog.filter { $0.path.hasSuffix(suffix) }.count
             }
-            for _ in 0..<300 where calls("/lists/full-overview.json") == 0 {
-                try await Task.sleep(for: .milliseconds(100))
+            // The refresh has called for the overview, and kept its answer for every replica.
+            let pool = DatabasePool(
+                connection: ConnectionConfiguration(connectionString: api.databaseURL, applicationName: "refresh-tests",
+                                                    searchPath: "catalog"),
+                pool: PoolConfiguration(size: 1))
+            try await pool.closing { pool in
+                for _ in 0..<300 {
+                    let kept = try await pool.query(
+                        "SELECT count(*) FROM upstream_answers WHERE key LIKE '%/lists/full-overview.json'"
+                    ).single().decode(Int.self, at: 0)
+                    if kept > 0 { return }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
             }
             #expect(calls("/lists/names.json") == 1 && calls("/lists/full-overview.json") == 1)
             let before = api.replay.requestLog.count
