@@ -147,7 +147,7 @@ let serviceTargets: [Target] =
         jwtKit, crypto, metrics, bcrypt, nioCore, nioPosix, nioSSL,
     ])
     + Target.service("catalog-proxy", module: "CatalogProxy", dependencies: [
-        httpClient, crypto, metrics, nioCore, nioHTTP1,
+        httpClient, crypto, metrics, serviceLifecycle, nioCore, nioHTTP1,
     ])
     + Target.service("favorites-service", module: "FavoritesService", dependencies: [
         "EventStore", httpClient, crypto, metrics, serviceLifecycle, nioCore, nioHTTP1,

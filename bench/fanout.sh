@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# What a Rijksmuseum page costs through the gateway: a cold search (1 search + ~3 record GETs per object), a warm one
-# (the objects resolved, its page of ids new), a hot one (this replica's cache), and cold and warm details, with the
-# upstream calls each made. Release builds of auth-service, replay-upstream and catalog-proxy on a throwaway
+# What a Rijksmuseum page costs through the gateway: a new stack's first browse page of 30 (1 search + ~3 record GETs
+# per object), a warm one (the objects resolved, its page of ids new), a hot one (this replica's cache), and cold and
+# warm details, with the upstream calls each made. Release builds of auth-service, replay-upstream and catalog-proxy on a throwaway
 # PostgreSQL 15, nginx in front as the gateway. Every upstream answer is delayed by --upstream-ms (default 80, about
 # what the museum's services take from Europe), so cold figures show the fan-out's waits, not only our CPU.
 #
@@ -76,9 +76,9 @@ PY
 }
 
 printf 'Rijksmuseum through nginx, upstream answers delayed %s ms\n' "$upstream_ms"
-measure "cold search (browse, 20 objects)" "/v1/catalog/rijksmuseum/items?limit=20"
-measure "warm search (other page size: ids shared)" "/v1/catalog/rijksmuseum/items?limit=19"
-measure "hot search (this replica's cache)" "/v1/catalog/rijksmuseum/items?limit=20"
+measure "cold search (browse, a first page of 30)" "/v1/catalog/rijksmuseum/items?limit=30"
+measure "warm search (other page size: ids shared)" "/v1/catalog/rijksmuseum/items?limit=29"
+measure "hot search (this replica's cache)" "/v1/catalog/rijksmuseum/items?limit=30"
 measure "cold search (\"rembrandt\", 4 objects)" "/v1/catalog/rijksmuseum/items?q=rembrandt&limit=4"
 measure "warm search (same objects, new id page)" "/v1/catalog/rijksmuseum/items?q=Rembrandt%20van%20Rijn&limit=4"
 measure "cold detail (RP-T-1930-54(V), never listed)" "/v1/catalog/rijksmuseum/items/RP-T-1930-54(V)"
@@ -86,7 +86,7 @@ measure "warm detail (SK-C-5, resolved by a search)" "/v1/catalog/rijksmuseum/it
 measure "hot detail (SK-C-5 again)" "/v1/catalog/rijksmuseum/items/SK-C-5"
 
 read -r hot_rps hot_p99 hot_errors <<<"$(wrk -t2 -c16 -d"${seconds}s" --latency -H "$auth_header" \
-    "$gateway/v1/catalog/rijksmuseum/items?limit=20" | bench_wrk_figures)"
+    "$gateway/v1/catalog/rijksmuseum/items?limit=30" | bench_wrk_figures)"
 printf '%-46s %9s rps   p99 %s ms   non-2xx %s\n' "hot search under load (16 connections)" "$hot_rps" "$hot_p99" \
     "$hot_errors"
 bench_stamp

@@ -85,13 +85,14 @@ extension FavoriteMeClient {
         return user
     }
 
-    /// Changes the experience and/or preferences (a value of nil removes a preference). `defaultCategory` must be one
-    /// of the experience's categories.
+    /// Changes the experience, preferences (a value of nil removes a preference) and/or display name (an empty one
+    /// removes it). `defaultCategory` must be one of the experience's categories.
     @discardableResult
-    public func updateProfile(experience: ExperienceID? = nil, preferences: [String: String?]? = nil)
-        async throws -> UserProfile
+    public func updateProfile(experience: ExperienceID? = nil, preferences: [String: String?]? = nil,
+                              displayName: String? = nil) async throws -> UserProfile
     {
-        let body = try encode(ProfileUpdate(experience: experience?.rawValue, preferences: preferences))
+        let body = try encode(ProfileUpdate(experience: experience?.rawValue, preferences: preferences,
+                                            displayName: displayName))
         let user = try await send(Call(method: "PATCH", path: "/v1/auth/me", body: body), as: UserProfile.self)
         try await remember(user)
         return user

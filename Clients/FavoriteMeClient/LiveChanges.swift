@@ -31,7 +31,9 @@ extension FavoriteMeClient {
     /// shut down (to another); after a capped backoff (``RetryPolicy``) when the connection was lost or could not be
     /// made, cut short by ``networkDidReturn()`` and ``appDidBecomeActive()``. Each change wakes a sync of the changes
     /// feed (one request, shared by changes that arrive together), so the device's copy and its queue of writes are
-    /// kept exactly as ``syncFavorites()`` keeps them. Events of types this version does not know are skipped.
+    /// kept exactly as ``syncFavorites()`` keeps them. A change of the user's profile on another device (experience,
+    /// preferences, display name) is read again and told on ``authEvents()`` as ``AuthEvent/refreshed(_:)``. Events
+    /// of types this version does not know are skipped.
     public func liveChanges(in experience: ExperienceID? = nil) -> AsyncStream<LiveChange> {
         AsyncStream { continuation in
             let task = Task {
@@ -144,6 +146,10 @@ extension FavoriteMeClient {
                     _ = try await syncFavorites()
                     synced = await outbox.syncStart(for: user)?.since ?? synced
                     tell(.resynced)
+                case "profile":
+                    // The profile changed, here or on another device: read as the server has it now, which
+                    // ``authEvents()`` tells as `.refreshed`. A failed read is no reason to drop the stream.
+                    _ = try? await me()
                 case "end":
                     if event.data.contains("session-ended") { return .sessionEnded }
                     if event.data.contains("token-expired") {

@@ -100,6 +100,7 @@ struct Me: FavmeCommand {
         try context.output.show(user) {
             var fields = Fields()
             fields.add("email", user.email)
+            if let name = user.displayName { fields.add("display name", name) }
             fields.add("id", user.id.uuidString.lowercased())
             let name = Experience.named(user.experience)?.displayName
             fields.add("experience", user.experience.rawValue + (name.map { " (\($0))" } ?? ""))

@@ -60,20 +60,26 @@ public struct UserProfile: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     /// Whether the owner of the email followed the link of a verification mail (or of a password reset).
     public var emailVerified: Bool
+    /// The name the user goes by in the apps ("Ana's flash cards"); absent until they give one.
+    public var displayName: String?
 
     public init(id: UUID, email: String, experience: ExperienceID, preferences: [String: String], createdAt: Date,
-                emailVerified: Bool = false) {
+                emailVerified: Bool = false, displayName: String? = nil) {
         self.id = id
         self.email = email
         self.experience = experience
         self.preferences = preferences
         self.createdAt = createdAt
         self.emailVerified = emailVerified
+        self.displayName = displayName
     }
 
-    enum CodingKeys: String, CodingKey { case id, email, experience, preferences, createdAt, emailVerified }
+    enum CodingKeys: String, CodingKey {
+        case id, email, experience, preferences, createdAt, emailVerified, displayName
+    }
 
-    /// A profile a client stored before `emailVerified` existed still opens (as unverified).
+    /// A profile a client stored before `emailVerified` existed still opens (as unverified), and one stored before
+    /// `displayName` existed opens without one.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(UUID.self, forKey: .id)
@@ -82,6 +88,7 @@ public struct UserProfile: Codable, Sendable, Hashable, Identifiable {
         preferences = try container.decode([String: String].self, forKey: .preferences)
         createdAt = try container.decode(Date.self, forKey: .createdAt)
         emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
+        displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
     }
 }
 
@@ -115,11 +122,18 @@ public struct ProfileUpdate: Codable, Sendable, Hashable {
     public var experience: String?
     /// Merged into the stored preferences (JSON merge patch): a `null` value removes that key.
     public var preferences: [String: String?]?
+    /// The name the user goes by, trimmed, on one line, at most ``maximumDisplayNameLength`` characters; an empty one
+    /// removes it.
+    public var displayName: String?
 
-    public init(experience: String? = nil, preferences: [String: String?]? = nil) {
+    public init(experience: String? = nil, preferences: [String: String?]? = nil, displayName: String? = nil) {
         self.experience = experience
         self.preferences = preferences
+        self.displayName = displayName
     }
+
+    /// The longest display name the server keeps (so a client can check before sending).
+    public static let maximumDisplayNameLength = 64
 }
 
 /// `DELETE /v1/auth/me`: the password, re-confirmed.
@@ -201,6 +215,46 @@ public struct DeletedAccounts: Codable, Sendable, Hashable {
     public static let pageSize = 1000
 
     public init(accounts: [Entry]) { self.accounts = accounts }
+}
+
+/// A user's profile as it changed: `GET /v1/auth/profile-changes` lists them for favorites-service, which sends each to
+/// the user's devices on their change stream (`GET /v1/favorites/stream`, event `profile`), so every device follows an
+/// experience, preferences or display name changed on one of them.
+public struct ProfileChange: Codable, Sendable, Equatable {
+    public var userId: UUID
+    /// Counts the user's profile changes: a later change has a greater version.
+    public var version: Int64
+    public var changedAt: Date
+    public var experience: ExperienceID
+    public var preferences: [String: String]
+    public var displayName: String?
+
+    public init(userId: UUID, version: Int64, changedAt: Date, experience: ExperienceID, preferences: [String: String],
+                displayName: String?) {
+        self.userId = userId
+        self.version = version
+        self.changedAt = changedAt
+        self.experience = experience
+        self.preferences = preferences
+        self.displayName = displayName
+    }
+}
+
+/// `GET /v1/auth/profile-changes?since=`: the profiles changed from a moment on, oldest first, at most ``pageSize``;
+/// peer-only, like the other feeds. A user id is not a credential.
+public struct ProfileChanges: Codable, Sendable, Equatable {
+    public var changes: [ProfileChange]
+    /// auth-service's time when it answered: where the next poll starts (less a margin, for changes that committed
+    /// after this answer with an earlier time).
+    public var asOf: Date
+
+    /// The most changes one call lists; a full page is followed by another from its last `changedAt`.
+    public static let pageSize = 1000
+
+    public init(changes: [ProfileChange], asOf: Date) {
+        self.changes = changes
+        self.asOf = asOf
+    }
 }
 
 /// `POST /v1/auth/password-reset`: asks for a mail with a link that resets the password of the account of `email`.

@@ -181,8 +181,11 @@ public struct EventFacts: Codable, Sendable, Hashable {
 /// What an artwork adds (Rijksmuseum).
 public struct ArtworkFacts: Codable, Sendable, Hashable {
     public var maker: String?
-    /// Detail only: the museum's English plaque text.
+    /// Detail only: the museum's text about the object, paragraphs separated by line breaks: its English plaque, else
+    /// its English description, else the Dutch ones (``plaqueLanguage`` says which).
     public var plaqueDescription: String?
+    /// Detail only, with ``plaqueDescription``: its language, `en` or `nl`.
+    public var plaqueLanguage: String?
     /// When it was made, as the museum writes it (`1642`, `c. 1628 - c. 1629`).
     public var dating: String?
     /// A sortable year for `dating`.
@@ -192,10 +195,11 @@ public struct ArtworkFacts: Codable, Sendable, Hashable {
     /// The museum's web page of the object.
     public var webPage: String?
 
-    public init(maker: String?, plaqueDescription: String?, dating: String?, year: Int?, productionPlaces: [String],
-                webPage: String? = nil) {
+    public init(maker: String?, plaqueDescription: String?, plaqueLanguage: String? = nil, dating: String?, year: Int?,
+                productionPlaces: [String], webPage: String? = nil) {
         self.maker = maker
         self.plaqueDescription = plaqueDescription
+        self.plaqueLanguage = plaqueLanguage
         self.dating = dating
         self.year = year
         self.productionPlaces = productionPlaces

@@ -35,11 +35,37 @@ public struct TestAuthority: Sendable {
         }
     }
 
+    /// What `/v1/auth/profile-changes` lists; tests add to it.
+    public let profileChanges = ProfileChangeList()
+
+    public final class ProfileChangeList: Sendable {
+        private let entries = Locked<[ProfileChange]>([])
+        /// Records a change of `user`'s profile now (to the second, as auth-service lists it), one version past the
+        /// user's last; returns it.
+        @discardableResult
+        public func change(_ user: UUID, experience: ExperienceID, preferences: [String: String] = [:],
+                           displayName: String? = nil) -> ProfileChange {
+            let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            return entries.withLock { entries in
+                let version = (entries.filter { $0.userId == user }.map(\.version).max() ?? 0) + 1
+                let change = ProfileChange(userId: user, version: version, changedAt: now, experience: experience,
+                                           preferences: preferences, displayName: displayName)
+                entries.append(change)
+                return change
+            }
+        }
+
+        func since(_ date: Date) -> ProfileChanges {
+            ProfileChanges(changes: entries.withLock { $0 }.filter { $0.changedAt >= date }, asOf: Date())
+        }
+    }
+
     public init() {
         signingKey = try! EdDSA.PrivateKey()  // generating a key cannot fail for Ed25519
     }
 
-    /// `/.well-known/jwks.json`, `/v1/auth/revocations`, `/v1/auth/deleted-accounts` and `/v1/auth/health/live`.
+    /// `/.well-known/jwks.json`, `/v1/auth/revocations`, `/v1/auth/deleted-accounts`, `/v1/auth/profile-changes` and
+    /// `/v1/auth/health/live`.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let jwks = (try? JSONEncoder().encode(JWKS(keys: [JWK.octetKeyPair(
             .eddsa, identifier: JWKIdentifier(string: kid),
@@ -54,6 +80,11 @@ public struct TestAuthority: Sendable {
             let after = query["after"].flatMap { UUID(uuidString: String($0)) }
             return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted.page(since: since, after: after)))
                 .jsonResponse()
+        }
+        let profiles = profileChanges
+        router.get("/v1/auth/profile-changes") { request, _ in
+            let since = request.uri.queryParameters["since"].flatMap { try? Date(String($0), strategy: .iso8601) }
+            return try ServiceJSON.encoder.encode(profiles.since(since ?? Date().addingTimeInterval(-60))).jsonResponse()
         }
     }
 

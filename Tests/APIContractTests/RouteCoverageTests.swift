@@ -17,6 +17,7 @@ import Testing
     static let notPublic: [String: String] = [
         "GET /v1/auth/revocations": "peer-only feed; the gateway answers 404 on its public port",
         "GET /v1/auth/deleted-accounts": "peer-only feed; the gateway answers 404 on its public port",
+        "GET /v1/auth/profile-changes": "peer-only feed; the gateway answers 404 on its public port",
     ]
 
     /// Documented paths the gateway rewrites before they reach a service.

@@ -156,10 +156,10 @@ import Testing
         }
     }
 
-    /// The revocation and deletion feeds answered anyone who reached the port; now only the services.
+    /// The peer-only feeds (revocations, deletions, profile changes) answer only the services.
     @Test func theFeedsAnswerOnlyThePeers() async throws {
         try await AuthTestApp.withApp { api, _ in
-            for path in ["/v1/auth/revocations", "/v1/auth/deleted-accounts"] {
+            for path in ["/v1/auth/revocations", "/v1/auth/deleted-accounts", "/v1/auth/profile-changes"] {
                 let stranger = try await api.call(.get, path)
                 #expect(stranger.status == .unauthorized)
                 #expect(stranger.problem?.type == .authenticationRequired)

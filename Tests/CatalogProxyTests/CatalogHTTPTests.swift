@@ -61,6 +61,11 @@ import Testing
             let event = try await api.get("/v1/catalog/ticketmaster/items/G5diZfkn0B-bh").decode(CatalogItem.self)
             #expect(event.event?.priceRanges?.first?.min == 80)
             #expect(event.event?.ticketURL != nil)
+            // One cell per experience: what a favorite keeps (`view=cell`) is the cell the list drew.
+            let listed = try #require(try await api.get("/v1/catalog/ticketmaster/items?q=Chicago")
+                .decode(CatalogPage.self).items.first { $0.event?.priceRanges != nil })
+            let cell = try await api.get("/v1/catalog/ticketmaster/items/\(listed.id)?view=cell")
+            #expect(try cell.decode(CatalogItem.self) == listed)
             let art = try await api.get("/v1/catalog/rijksmuseum/items/sk-c-5").decode(CatalogItem.self)
             #expect(art.id == "SK-C-5")
             #expect(art.artwork?.plaqueDescription?.hasPrefix("Rembrandt’s largest") == true)

@@ -3,7 +3,7 @@ import Contracts
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import ReplayUpstream
+@testable import ReplayUpstream
 import TestSupport
 import Testing
 
@@ -177,19 +177,34 @@ import Testing
                 return try await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
             }
             #expect(statuses.allSatisfy { $0 == .ok })
-            #expect(Self.nytCalls(api).filter { $0.contains("/lists/current/") }.count == 1)
+            // The list comes from the overview of every current list: one call, and no list's own.
+            #expect(Self.nytCalls(api).filter { $0.hasSuffix("/lists/full-overview.json") }.count == 1)
+            #expect(Self.nytCalls(api).filter { $0.contains("/lists/current/") }.isEmpty)
             #expect(Self.nytCalls(api).filter { $0.hasSuffix("names.json") }.count == 1)
         }
     }
 
+    /// A list the overview does not carry (one no longer published) comes from its own current list, once.
+    @Test func aListNoLongerPublishedComesFromItsOwnCall() async throws {
+        try await CatalogHarness.withCatalog { api in
+            let retired = "hardcover-graphic-books"
+            let page = try await api.get("/v1/catalog/bestsellers/items?category=\(retired)").decode(CatalogPage.self)
+            #expect(!page.items.isEmpty && page.items.allSatisfy { $0.book?.category == retired })
+            #expect(Self.nytCalls(api).filter { !$0.hasSuffix("names.json") }
+                == ["/svc/books/v3/lists/full-overview.json", "/svc/books/v3/lists/current/\(retired).json"])
+        }
+    }
+
     /// Two replicas, eight users each opening a list at once: the NYT never gets more than its 5 calls a minute;
-    /// the others are told when to come back.
+    /// the others are told when to come back. Lists the overview does not carry, so each costs a call of its own.
     @Test func aBurstAcrossListsNeverSendsTheNYTMoreThanFiveCallsAMinute() async throws {
         try await CatalogHarness.withCatalog(environment: ["CATALOG_USER_RATE_PER_SECOND": "1000"],
                                              secondReplica: true) { api in
             let categories = try await api.get("/v1/catalog/bestsellers/categories").decode(CategoryList.self)
             let other = try #require(api.otherReplica)
-            let lists = categories.categories.prefix(8).map(\.id)
+            let current = try NYTBooks.listIDs(inOverview: api.replay.fixtures.nytBooks.overview.full)
+            let lists = categories.categories.map(\.id).filter { !current.contains($0) }.prefix(8)
+            #expect(lists.count == 8)
             let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
                 for (index, list) in lists.enumerated() {
                     let user = try await CatalogHarness.token()
@@ -200,7 +215,7 @@ import Testing
                 }
                 return try await group.reduce(into: [TestResponse]()) { $0.append($1) }
             }
-            #expect(Self.nytCalls(api).count <= 5)  // the names, then at most four lists this minute
+            #expect(Self.nytCalls(api).count <= 5)  // the names, the overview, then at most three lists this minute
             let refused = answers.filter { $0.status == .serviceUnavailable }
             #expect(!refused.isEmpty)
             #expect(refused.allSatisfy { $0.problem?.type == .upstreamRateLimited && $0.headers[.retryAfter] != nil })

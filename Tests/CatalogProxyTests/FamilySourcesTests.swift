@@ -129,6 +129,56 @@ import Testing
         #expect(books[0].book?.weeksOnList == 0)
     }
 
+    @Test func placeholdersOfTheRecordedListAreAbsentNotFacts() throws {
+        let books = try NYTBooks.books(Self.body("nyt-books/atj2097-lists-current-hardcover-fiction-2019-10-27.json"),
+                                       category: "hardcover-fiction", experience: .bestsellers)
+        let byID = Dictionary(uniqueKeysWithValues: books.map { ($0.id, $0) })
+        // The capture writes `"primary_isbn10": "None"` for these two books.
+        for id in ["9780316435567", "9780525536628"] {
+            let book = try #require(byID[id]?.book)
+            #expect(book.isbn10 == nil, "\(id)")
+            #expect(book.isbn13 == id)
+        }
+        #expect(byID["9780316494021"]?.book?.isbn10 == "031649402X")
+        // Its empty strings (`age_group`, `contributor_note`, links) never become facts either.
+        #expect(books.allSatisfy { $0.book?.isbn10.map { ISBN.ten($0) == $0 } ?? true })
+        #expect(books.allSatisfy { $0.book?.description?.isEmpty != true && $0.book?.publisher?.isEmpty != true })
+    }
+
+    @Test func placeholderWordsAndZeroDatesAreDropped() throws {
+        for placeholder in ["None", " none ", "NULL", "N/A", "undefined", "-", "", "   "] {
+            #expect(Upstream.clean(placeholder) == nil, "\(placeholder)")
+        }
+        #expect(Upstream.clean("  Knopf  Doubleday ") == "Knopf Doubleday")
+        #expect(Upstream.collapsed("None") == "None")  // people's text (a card's fact) has no placeholders
+        // The zero dates of the legacy museum detail recording (`createdOn`, `updatedOn`), and their kin.
+        let legacy = try JSONSerialization.jsonObject(with: Self.body(
+            "rijksmuseum/legacy/kyrillosgait-collection-item-details-NG-MC-807.json")) as? [String: Any]
+        let zeroDates = Self.strings(in: legacy).filter { $0.hasPrefix("0001-01-01") }
+        #expect(!zeroDates.isEmpty)
+        for date in zeroDates + ["0000-00-00", "0000", "1970-01-01T00:00:00Z"] {
+            #expect(Upstream.date(date) == nil, "\(date)")
+        }
+        #expect(Upstream.date("2019-10") == "2019-10")
+        #expect(Upstream.date("2016-07-27T23:30:00Z") == "2016-07-27T23:30:00Z")
+    }
+
+    /// Every string value in a decoded JSON value.
+    static func strings(in value: Any?) -> [String] {
+        switch value {
+        case let text as String: [text]
+        case let array as [Any]: array.flatMap { strings(in: $0) }
+        case let object as [String: Any]: object.values.flatMap { strings(in: $0) }
+        default: []
+        }
+    }
+
+    @Test(arguments: ["031649402X", "0-316-49402-x", "0735219095"])
+    func validISBN10s(_ text: String) { #expect(ISBN.ten(text) != nil) }
+
+    @Test(arguments: ["None", "0316494021", "03164940", "031649402XX", "X316494021", ""])
+    func invalidISBN10s(_ text: String) { #expect(ISBN.ten(text) == nil) }
+
     @Test(arguments: ["9780316420273", "978-0-316-42027-3"])
     func validISBNs(_ text: String) { #expect(ISBN.thirteen(text) == "9780316420273") }
 

@@ -1,4 +1,5 @@
 @testable import CatalogProxy
+import Contracts
 import Foundation
 import Testing
 
@@ -81,7 +82,10 @@ import Testing
         let description = try #require(record.englishDescription)
         #expect(description.hasPrefix("Rembrandt’s largest, most famous canvas was made for the Arquebusiers"))
         #expect(description.hasSuffix("She was the company mascot."))
+        // The Dutch plaque wins over the two Dutch descriptions in `referred_to_by`.
+        #expect(record.dutchDescription?.hasPrefix("Rembrandts beroemdste en grootste doek") == true)
         record.englishDescription = nil
+        record.dutchDescription = nil
         #expect(record == LinkedArt.ObjectRecord(
             recordNumber: "200107928", objectNumber: "SK-C-5",
             englishTitle:
@@ -113,10 +117,52 @@ import Testing
             dutchTitle: "Before, Behind, Between, Above, Below", maker: nil, makerRecordNumber: "21029638",
             englishDating: "1973", dutchDating: "1973", yearEarly: 1973, yearLate: 1973, productionPlaces: [],
             englishDescription: nil,
+            // No English text at all; the Dutch description is in `referred_to_by`.
+            dutchDescription: "Links naast de vrouw staat een paal waaraan een opgespannen doek met blote billen erop"
+                + " hangt. De vrouw leunt op een blok met de titel.",
             webPage:
                 "https://www.rijksmuseum.nl/nl/collectie/object/RP-P-2010-222-3315--ba97e0d4396e589a312631ff4fbfd5fb",
             visualItemNumber: "2021"
         ))
+    }
+
+    /// What each object captured from the museum's Linked Art service gives a detail screen, and where: the most
+    /// its record allows (docs/api.md states the share). 200117708's texts are its technique, dimensions, credit line
+    /// and provenance, in both languages: it has no description to give.
+    @Test(arguments: [
+        ("jorgetroya80-object-200107928", "en", "Rembrandt’s largest", "1642"),
+        ("kintopp-hmo-200117708-linked-art", nil, nil, "c. 1628 - c. 1629"),
+        ("maksym-object-2001-linked-art", "nl", "Links naast de vrouw", "1973"),
+    ] as [(String, String?, String?, String)])
+    func eachCapturedObjectGivesItsDescriptionAndDating(file: String, language: String?, opening: String?,
+                                                        dating: String) throws {
+        let record = try LinkedArt.object(fixture(file))
+        let item = RijksmuseumSource().item(record, number: try #require(record.objectNumber), maker: record.maker,
+                                            image: nil)
+        #expect(item.artwork?.plaqueLanguage == language)
+        #expect(item.artwork?.plaqueDescription?.hasPrefix(opening ?? "") ?? (opening == nil))
+        #expect(item.artwork?.dating == dating)
+        #expect(item.artwork?.year != nil)
+    }
+
+    @Test func aTimespanWithoutANameIsDatedByItsYears() throws {
+        let record = try object(#"""
+            {"id": "https://id.rijksmuseum.nl/1", "type": "HumanMadeObject",
+             "produced_by": {"timespan": {"begin_of_the_begin": "1628-01-01T00:00:00Z",
+                                          "end_of_the_end": "1629-12-31T23:59:59Z"}},
+             "referred_to_by": [{"type": "LinguisticObject", "content": "Een tekening.",
+                                 "classified_as": ["http://vocab.getty.edu/aat/300435452"],
+                                 "language": ["http://vocab.getty.edu/aat/300388256"]},
+                                {"type": "LinguisticObject", "content": "A drawing.",
+                                 "classified_as": ["http://vocab.getty.edu/aat/300435452"],
+                                 "language": ["http://vocab.getty.edu/aat/300388277"]}]}
+            """#)
+        #expect(record.englishDating == nil && record.dutchDating == nil)
+        let item = RijksmuseumSource().item(record, number: "RP-T-1", maker: nil, image: nil)
+        #expect(item.artwork?.dating == "1628 - 1629" && item.artwork?.year == 1628)
+        #expect(item.artwork?.plaqueDescription == "A drawing." && item.artwork?.plaqueLanguage == "en")
+        #expect(LinkedArt.dating(fromYear: 1642, to: 1642) == "1642")
+        #expect(LinkedArt.dating(fromYear: nil, to: nil) == nil)
     }
 
     @Test func aPersonIsNamedByTheEnglishPreferredForm() throws {

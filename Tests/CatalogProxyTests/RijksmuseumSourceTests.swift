@@ -69,7 +69,9 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
         #expect(art.title == "Before, Behind, Between, Above, Below")  // no English title: the Dutch one
         #expect(art.artwork?.maker == "Rembrandt van Rijn")  // from the Person record
         #expect(art.imageURL == nil)  // its VisualItem is not recorded: no image, not a failure
-        #expect(art.artwork?.plaqueDescription == nil)
+        // No English text: its Dutch description (`referred_to_by`), said to be Dutch.
+        #expect(art.artwork?.plaqueDescription?.hasPrefix("Links naast de vrouw") == true)
+        #expect(art.artwork?.plaqueLanguage == "nl")
         #expect(Set(requests.map(\.path)) == ["/2001", "/2021", "/21029638"])
         // A maker's record is shared between replicas; the object's own records are not.
         #expect(requests.first { $0.path == "/21029638" }?.sharedFor != nil)
@@ -99,8 +101,33 @@ func drive<Value>(_ step: SourceStep<Value>, answer: (UpstreamRequest) throws ->
         #expect(listed.imageURL == "https://iiif.micr.io/PJEZO/full/400,/0/default.jpg")
         #expect(listed.artwork?.plaqueDescription == nil)
         #expect(listed.artwork?.maker == item.artwork?.maker)
-        #expect(RijksmuseumSource.iiif("https://lh3.googleusercontent.com/abc=s0", width: 400)
-            == "https://lh3.googleusercontent.com/abc=s0")
+    }
+
+    /// The museum's Google-hosted pictures (the legacy recordings' `webImage.url`, at the end of the stand-ins' image
+    /// chains) are asked at a cell's size in a list and at a detail's in a detail: never `=s0`, the original.
+    @Test func googleHostedPicturesAreAskedAtTheCellsAndTheDetailsSize() throws {
+        let legacy = try JSONSerialization.jsonObject(with: Fixtures.body(
+            "rijksmuseum/legacy/timedwardsios-collection-ps100.json")) as? [String: Any]
+        let urls = (legacy?["artObjects"] as? [[String: Any]] ?? [])
+            .compactMap { ($0["webImage"] as? [String: Any])?["url"] as? String }
+        #expect(urls.count >= 50 && urls.allSatisfy(SizedImage.isOriginalSize))
+        for url in urls {
+            let base = String(url.dropLast("=s0".count))
+            #expect(SizedImage.cell(url) == base + "=s400")
+            #expect(SizedImage.detail(url) == base + "=s1600")
+            let item = CatalogItem(id: "SK-A-1", experience: .rijksmuseum, title: "t", imageURL: SizedImage.detail(url),
+                                   artwork: ArtworkFacts(maker: nil, plaqueDescription: "p", dating: nil, year: nil,
+                                                         productionPlaces: []))
+            #expect(source.listing(of: item).imageURL == base + "=s400")
+        }
+        // Other suffixes and none at all; other hosts and IIIF as the rest of this suite says.
+        #expect(SizedImage.cell("https://lh6.ggpht.com/abc") == "https://lh6.ggpht.com/abc=s400")
+        #expect(SizedImage.cell("https://lh3.googleusercontent.com/abc=w800-h600")
+            == "https://lh3.googleusercontent.com/abc=s400")
+        #expect(SizedImage.cell("https://s1.nyt.com/du/books/images/9780316494021.jpg")
+            == "https://s1.nyt.com/du/books/images/9780316494021.jpg")
+        #expect(SizedImage.detail("https://iiif.micr.io/PJEZO/full/max/0/default.jpg")
+            == "https://iiif.micr.io/PJEZO/full/max/0/default.jpg")
     }
 
     @Test func aSearchTakesAPageOfIdsFromTheMakerSearchFirst() throws {

@@ -42,7 +42,27 @@ import Testing
         #expect(item.title.localizedCaseInsensitiveContains("lady gaga"))
         #expect(item.imageURL?.hasPrefix("https://") == true)
         #expect(item.event?.localDate != nil)
-        #expect(item.event?.priceRanges == nil)  // prices belong to the detail
+        // A list cell carries what the favorites cell shows: the prices, the ticket link, the notes.
+        #expect(item.event?.priceRanges?.first?.min == 50.5)
+        #expect(item.event?.ticketURL?.hasPrefix("https://") == true)
+    }
+
+    /// One cell per experience: an event's cell read from its detail answer (`view=cell`, what a favorite keeps) is
+    /// the very cell its search lists, image included; the detail has the larger image.
+    @Test func anEventsCellFromItsDetailAnswerIsItsListCell() throws {
+        let body = try Fixtures.body("ticketmaster/apguan-events-sanfrancisco-ladygaga.json")
+        let listed = try #require(try source.decodeSearch(body, at: PageCursor(pageSize: 20)).items.first)
+        let search = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        let event = try #require(((search?["_embedded"] as? [String: Any])?["events"] as? [Any])?.first)
+        let answer = UpstreamAnswer(status: 200, body: try JSONSerialization.data(withJSONObject: event))
+        guard case .fetch(let requests, let next) = try #require(source.cell(id: listed.id)),
+              case .done(.item(let cell)) = try next([answer])
+        else { Issue.record("the cell is one fetch of the event"); return }
+        #expect(requests.map(\.path) == ["/discovery/v2/events/\(listed.id).json"])
+        #expect(cell == listed)
+        let detail = try source.decodeDetail(answer.body)
+        #expect(detail.imageURL != cell.imageURL)
+        #expect(detail.event?.priceRanges == cell.event?.priceRanges && detail.event?.info == cell.event?.info)
     }
 
     @Test func pricesAsIntegersAndDecimalsBothDecode() throws {

@@ -36,6 +36,12 @@ extension EndToEnd {
             #expect(savedEvent.item?.event?.localDate == savedEvent.localDate)
             #expect(savedEvent.item?.event?.venue?.name.isEmpty == false)
             #expect(savedEvent.item?.event?.priceRanges?.first?.currency?.isEmpty == false)
+            // One cell per experience: an event hearted in the list is kept as that very cell, prices and all.
+            let listedEvent = try #require(try await events.get("/v1/catalog/ticketmaster/items?q=Chicago")
+                .decode(CatalogPage.self).items.first { $0.event?.priceRanges != nil })
+            let savedListed = try await events.send(.PUT, "/v1/favorites/ticketmaster/\(listedEvent.id)")
+                .decode(Favorite.self)
+            #expect(savedListed.item == listedEvent)
 
             let museum = try await CatalogSourcesTests.signedIn(.rijksmuseum)
             let listed = try #require(try await museum.get("/v1/catalog/rijksmuseum/items?q=rembrandt")
@@ -45,6 +51,18 @@ extension EndToEnd {
             #expect(savedArt.item?.imageURL == listed.imageURL)
             #expect(savedArt.item?.imageURL != detail.imageURL)  // the list size, not the full image
             #expect(savedArt.item?.artwork?.plaqueDescription == nil)
+            // No museum cell or favorite loads an original (`=s0`): browsed cells and a saved one are cell-sized.
+            let browsed = try await museum.get("/v1/catalog/rijksmuseum/items?limit=30").decode(CatalogPage.self).items
+            let pictured = browsed.compactMap(\.imageURL)
+            #expect(!pictured.isEmpty && !pictured.contains { $0.hasSuffix("=s0") })
+            let hosted = try #require(browsed.first { $0.imageURL?.contains("googleusercontent.com") == true })
+            #expect(hosted.imageURL?.hasSuffix("=s400") == true)
+            let savedHosted = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(hosted.id)")
+                .decode(Favorite.self)
+            #expect(savedHosted.item?.imageURL == hosted.imageURL && savedHosted.imageURL == hosted.imageURL)
+            let hostedDetail = try await museum.get("/v1/catalog/rijksmuseum/items/\(hosted.id)")
+                .decode(CatalogItem.self)
+            #expect(hostedDetail.imageURL?.hasSuffix("=s1600") == true)
         }
 
         /// The events app: saved events listed soonest first by default, page after page, whatever order they were

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import ServiceKit
 import TestSupport
 import Testing
 
@@ -35,6 +36,29 @@ import Testing
             #expect(events.dropFirst().first?.hasPrefix("id: 2\nevent: change\ndata: {") == true)
             #expect(events.last == "event: end\ndata: {\"reason\":\"token-expired\"}")
             #expect(events.count == 3)
+        }
+    }
+
+    /// A profile changed on another device (auth-service's feed, polled) comes on the stream as a `profile` event,
+    /// without an id (it is no position in the log of favorites), once, between the changes of favorites.
+    @Test func aProfileChangedElsewhereComesOnTheStream() async throws {
+        try await FavoritesHarness.run(environment: ["PROFILE_POLL_MS": "100"]) { api in
+            let user = try await api.user()
+            let other = try await api.user()
+            async let streamed = Self.stream(api, user: user.id, lifetime: 3)
+            try await Task.sleep(for: .milliseconds(700))
+            let change = api.authority.profileChanges.change(user.id, experience: .bestsellers,
+                                                             preferences: ["defaultCategory": "hardcover-fiction"],
+                                                             displayName: "Ana")
+            api.authority.profileChanges.change(other.id, experience: .mobiles)  // someone else's: not on this stream
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(try await api.call(.put, "/v1/favorites/mobiles/1", as: user).status == .created)
+            let events = try await streamed.body.components(separatedBy: "\n\n").filter { !$0.isEmpty && !$0.hasPrefix(":") }
+            let profiles = events.filter { $0.hasPrefix("event: profile\n") }
+            #expect(profiles.count == 1)
+            let data = try #require(profiles.first?.split(separator: "\n").last?.dropFirst("data: ".count))
+            #expect(try ServiceJSON.decoder.decode(ProfileChange.self, from: Data(data.utf8)) == change)
+            #expect(events.contains { $0.hasPrefix("id: 1\nevent: change\n") })
         }
     }
 

@@ -25,6 +25,13 @@ import Testing
                                             body: ByteBuffer(bytes: try JSONEncoder().encode(draft))) { $0 }
     }
 
+    static func writeCard(_ api: FavoritesHarness, body: String, as user: FavoritesHarness.User) async throws
+        -> TestResponse {
+        let headers: HTTPFields = [.authorization: "Bearer \(user.token)", .contentType: "application/json"]
+        return try await api.client.execute(uri: "/v1/favorites/cards?experience=flashcards", method: .post,
+                                            headers: headers, body: ByteBuffer(string: body)) { $0 }
+    }
+
     @Test func phonesAreSortedAsTheCatalogIsAndKeepWhatTheirCellShows() async throws {
         try await FavoritesHarness.run { api in
             let ana = try await api.user()
@@ -102,6 +109,16 @@ import Testing
             let long = try await Self.writeCard(api, CardDraft(title: "Long", facts: ["a", String(repeating: "b", count: 1001)]),
                                                 as: ana)
             #expect(long.problem?.errors?.map(\.field) == ["facts.1"])
+            // Whatever is missing or mistyped, every field at fault is named, not only the first.
+            for (body, fields) in [("{}", ["title", "facts"]), (#"{"title": 5}"#, ["title", "facts"]),
+                                   (#"{"facts": ["only one"]}"#, ["title", "facts"]),
+                                   (#"{"title": null, "facts": ["a", ""]}"#, ["title", "facts.1"]),
+                                   (#"{"title": "", "facts": []}"#, ["title", "facts"])] {
+                let refused = try await Self.writeCard(api, body: body, as: ana)
+                #expect(refused.status == .badRequest, "\(body)")
+                #expect(refused.problem?.type == .validationFailed, "\(body)")
+                #expect(refused.problem?.errors?.map(\.field) == fields, "\(body)")
+            }
 
             // Searched by title and by fact.
             #expect(try await Self.page(api, "experience=flashcards&q=QUICK", as: ana).items.map(\.itemId) == [card.itemId])

@@ -81,4 +81,31 @@ import Testing
         #expect(Favorite(kept, favoritedAt: Date()).item == item)
         #expect(kept.price == 20 && kept.localDate == "2027-01-15")
     }
+
+    /// An artwork favorited before the catalog sized the museum's Google-hosted pictures: its event keeps `=s0` (the
+    /// log says what the catalog answered then), and every reader gets the picture at a cell's size.
+    @Test func aPictureRecordedAtItsOriginalSizeIsReadAtACellsSize() throws {
+        let base = "https://lh3.googleusercontent.com/01vnwH71IfMYDsosPltpROvWfEDyTwTi13PokHuzEUi_Qwk7-2Xs7ZLW0taA4qfDX"
+        let data = """
+            {"experience":"rijksmuseum","itemId":"RP-P-OB-79.025","title":"Aansporing","imageURL":"\(base)=s0",
+             "item":{"id":"RP-P-OB-79.025","experience":"rijksmuseum","title":"Aansporing","imageURL":"\(base)=s0",
+                     "artwork":{"productionPlaces":[]}}}
+            """
+        let recorded = Self.recorded(type: FavoriteEvent.addedType, data: data)
+        guard case .added(let snapshot)? = try FavoriteEvent(recorded) else {
+            Issue.record("the favorite was not read")
+            return
+        }
+        #expect(snapshot.imageURL == base + "=s0" && snapshot.item?.imageURL == base + "=s0")
+        let favorite = Favorite(snapshot, favoritedAt: Date())
+        #expect(favorite.imageURL == base + "=s400")
+        #expect(favorite.item?.imageURL == base + "=s400")
+        let change = try #require(FavoriteChange(recorded))
+        #expect(change.favorite?.item?.imageURL == base + "=s400")
+        // A picture of another host is as the catalog gave it.
+        let picture = "https://s1.ticketm.net/dam/a/1/x_RETINA_PORTRAIT_16_9.jpg"
+        let event = FavoriteSnapshot(item: CatalogItem(id: "G5diZfkn0B-bh", experience: .ticketmaster, title: "Suns",
+                                                       imageURL: picture))
+        #expect(Favorite(event, favoritedAt: Date()).imageURL == picture)
+    }
 }

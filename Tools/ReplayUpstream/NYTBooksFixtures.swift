@@ -1,7 +1,7 @@
 import Foundation
 
 /// The NYT Books API (`api.nytimes.com/svc/books/v3`) as the replay plays it: the list names, the current list of
-/// each named list, and `/lists.json`.
+/// each named list, `/lists.json`, and the overviews of every current list (``NYTOverview``).
 ///
 /// Only hardcover fiction was recorded in the current-list shape, so that list is served byte for byte; every other
 /// list of the names file gets a body of the same shape made from the books of the two recorded `/lists.json` bodies
@@ -24,6 +24,8 @@ struct NYTBooksFixtures: Sendable {
     let current: [String: Data]
     /// `/lists.json?list=<list>` bodies by `list_name_encoded`.
     let history: [String: Data]
+    /// `/lists/full-overview.json` and `/lists/overview.json`, composed from the lists above (``NYTOverview``).
+    let overview: NYTOverview
 
     init(root: URL) throws {
         namesBody = try Data(contentsOf: root.appending(path: Self.names))
@@ -31,7 +33,8 @@ struct NYTBooksFixtures: Sendable {
         let copyright = names["copyright"] as? String ?? ""
         var pool = try NYTBookPool(root: root, sources: Self.poolSources)
         var current: [String: Data] = [:], history: [String: Data] = [:]
-        for case let list as [String: Any] in names["results"] as? [Any] ?? [] {
+        let lists = (names["results"] as? [Any] ?? []).compactMap { $0 as? [String: Any] }
+        for list in lists {
             guard let encoded = list["list_name_encoded"] as? String else { continue }
             let dates = NYTListDates(list)
             if encoded == Self.capturedList {
@@ -49,6 +52,12 @@ struct NYTBooksFixtures: Sendable {
         }
         self.current = current
         self.history = history
+        var listBooks: [String: [Any]] = [:]
+        for (encoded, body) in current {
+            let results = (try FixtureCatalog.object(body))["results"] as? [String: Any]
+            listBooks[encoded] = results?["books"] as? [Any] ?? []
+        }
+        overview = try NYTOverview(names: lists, books: listBooks, copyright: copyright)
     }
 
     /// The current-list envelope around `books`, its names and dates from the names file's entry `list`.
@@ -74,6 +83,11 @@ struct NYTBooksFixtures: Sendable {
     // MARK: Answers
 
     func listNames() -> (Int, Data) { (200, namesBody) }
+
+    /// `/lists/full-overview.json` (every book) or `/lists/overview.json` (the first five of each list).
+    func overview(full: Bool) -> (Int, Data) {
+        (200, full ? overview.full : overview.topFive)
+    }
 
     func currentList(_ list: String) -> (Int, Data) {
         current[list].map { (200, $0) } ?? (404, Self.notFound)

@@ -20,8 +20,10 @@ import NIOCore
 ///   was built with (`museumDataHost`), else the request's own, on the request's port. Any other request is sent (303)
 ///   to the website, here `/__replay/redirected`, so a client that forgets the header fails visibly in the log.
 /// - `GET /svc/books/v3/lists/names.json`, `GET /svc/books/v3/lists/current/<list>.json`,
-///   `GET /svc/books/v3/lists.json?list=<list>` (real base `https://api.nytimes.com`): NYT Books, `api-key` required;
-///   lists other than hardcover fiction are synthesized from the recorded books (``NYTBooksFixtures``).
+///   `GET /svc/books/v3/lists.json?list=<list>`, `GET /svc/books/v3/lists/full-overview.json` and `…/overview.json`
+///   (real base `https://api.nytimes.com`): NYT Books, `api-key` required; lists other than hardcover fiction are
+///   synthesized from the recorded books (``NYTBooksFixtures``), the overviews composed from the lists
+///   (``NYTOverview``).
 /// - `GET /books/v1/volumes?q=` (real base `https://www.googleapis.com`): Google Books, `key` optional; the keys `spent`
 ///   and `spent400` get the quota errors (``GoogleBooksFixtures``).
 /// - `GET /api/mobiles/`, `GET /api/mobiles/<id>/`, `GET /api/mobiles/<id>/images/` (trailing slash optional): the SCB
@@ -158,6 +160,12 @@ public final class ReplayUpstream: Sendable {
         let nyt = fixtures.nytBooks
         router.get("/svc/books/v3/lists/names.json") { request, _ in
             try await self.serve(request, key: "api-key") { _ in nyt.listNames() }
+        }
+        for (path, full) in [("/svc/books/v3/lists/full-overview.json", true),
+                             ("/svc/books/v3/lists/overview.json", false)] {
+            router.get(RouterPath(path)) { request, _ in
+                try await self.serve(request, key: "api-key") { _ in nyt.overview(full: full) }
+            }
         }
         router.get("/svc/books/v3/lists/current/{list}.json") { request, context in
             let list = context.parameters.get("list") ?? ""

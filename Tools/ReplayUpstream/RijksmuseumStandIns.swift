@@ -4,7 +4,8 @@ import Foundation
 ///
 /// The real data services were captured for a handful of objects only, too few to search; the legacy recordings hold
 /// some 140 more artworks. Each becomes a minimal HumanMadeObject in the real captures' shape (object number, title,
-/// maker, place, dating where a legacy detail has one) and, when the legacy entry had a showable image, a VisualItem
+/// maker, place, dating: a legacy detail's, else the one the entry's `longTitle` ends with) and, when the legacy entry
+/// had a showable image, a VisualItem
 /// and a DigitalObject whose access point is the recorded legacy image URL as is: the replay never invents an image
 /// URL, so whatever a client shows from a stand-in is something the museum really served once.
 struct RijksmuseumStandIns {
@@ -18,7 +19,7 @@ struct RijksmuseumStandIns {
     init(root: URL, skipping taken: Set<String>) throws {
         let legacy = try LegacyRecordings(root: root)
         for artwork in legacy.artworks where !taken.contains(artwork.objectNumber.lowercased()) {
-            try add(artwork, dating: legacy.datings[artwork.objectNumber])
+            try add(artwork, dating: legacy.datings[artwork.objectNumber] ?? artwork.listedDating)
         }
     }
 
@@ -38,7 +39,8 @@ struct RijksmuseumStandIns {
     }
 
     /// `produced_by` with one part: the maker (a Person carrying its name as `notation`, so a client needs no extra
-    /// GET, as with the real 200107928) and the places; the dating when the legacy detail had one.
+    /// GET, as with the real 200107928) and the places; the dating of the legacy detail, else the one its list entry
+    /// ends its `longTitle` with.
     private mutating func production(_ artwork: LegacyRecordings.Artwork, dating: LegacyRecordings.Dating?)
         -> [String: Any]
     {
@@ -105,12 +107,17 @@ struct LegacyRecordings {
         var places: [String]
         /// `webImage.url`, only when the museum let it be shown (`showImage` not false).
         var image: String?
+        /// The dating the entry's `longTitle` ends with (`title, maker, dating`: "…, Rembrandt van Rijn, 1642"), in
+        /// the recording's language (its `id` starts `en-` or `nl-`), its years read from the text.
+        var listedDating: Dating?
     }
 
     struct Dating: Decodable {
         var presentingDate: String?
         var yearEarly: Int?
         var yearLate: Int?
+        /// The text is Dutch (`ca. 1665 - ca. 1669`); English or unknown otherwise.
+        var isDutch: Bool?
     }
 
     private struct File: Decodable {
@@ -119,8 +126,10 @@ struct LegacyRecordings {
     }
 
     private struct Entry: Decodable {
+        var id: String?
         var objectNumber: String?
         var title: String?
+        var longTitle: String?
         var principalOrFirstMaker: String?
         var showImage: Bool?
         var webImage: Image?
@@ -161,6 +170,17 @@ struct LegacyRecordings {
         }
         let maker = entry.principalOrFirstMaker.flatMap { $0.isEmpty ? nil : $0 }
         let image = entry.showImage == false ? nil : entry.webImage?.url.flatMap { $0.isEmpty ? nil : $0 }
-        return Artwork(objectNumber: number, title: entry.title, maker: maker, places: places, image: image)
+        return Artwork(objectNumber: number, title: entry.title, maker: maker, places: places, image: image,
+                       listedDating: dating(ofLongTitle: entry.longTitle, isDutch: entry.id?.hasPrefix("nl-") == true))
+    }
+
+    /// The last comma-separated part of a `longTitle`, when it names a year; its first and last years as the range.
+    static func dating(ofLongTitle longTitle: String?, isDutch: Bool) -> Dating? {
+        guard let text = longTitle?.components(separatedBy: ", ").last?.trimmingCharacters(in: .whitespaces),
+              text != longTitle
+        else { return nil }
+        let years = text.split { !$0.isNumber }.compactMap { Int($0) }.filter { (100...2100).contains($0) }
+        guard let first = years.first, let last = years.last else { return nil }
+        return Dating(presentingDate: text, yearEarly: first, yearLate: last, isDutch: isDutch)
     }
 }

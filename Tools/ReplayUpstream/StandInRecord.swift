@@ -5,6 +5,7 @@ import Foundation
 enum StandInRecord {
     static let context = "https://linked.art/ns/v1/linked-art.json"
     static let english = "http://vocab.getty.edu/aat/300388277"
+    static let dutch = "http://vocab.getty.edu/aat/300388256"
     /// Identifier types of an object number, as in every real capture (computed: `Any` values are not `Sendable`).
     static var objectNumberTypes: [[String: Any]] {
         [
@@ -55,12 +56,14 @@ enum StandInRecord {
         ["id": RijksmuseumFixtures.uri(number), "type": type]
     }
 
-    /// The legacy `dating` as a Linked Art TimeSpan: the display text plus the machine range over whole years.
+    /// The legacy `dating` as a Linked Art TimeSpan: the display text, in the recording's language, plus the machine
+    /// range over whole years.
     static func timespan(_ dating: LegacyRecordings.Dating) -> [String: Any] {
         var timespan: [String: Any] = ["type": "TimeSpan"]
         if let text = dating.presentingDate, !text.isEmpty {
+            let language = dating.isDutch == true ? dutch : english
             timespan["identified_by"] = [["type": "Name", "content": text,
-                                          "language": [["id": english, "type": "Language"]]]]
+                                          "language": [["id": language, "type": "Language"]]]]
         }
         if let year = dating.yearEarly { timespan["begin_of_the_begin"] = "\(year)-01-01T00:00:00Z" }
         if let year = dating.yearLate { timespan["end_of_the_end"] = "\(year)-12-31T23:59:59Z" }

@@ -23,6 +23,8 @@ import ServiceKit
 ///   `CATALOG_DATASET_REFRESH_SECONDS` (default 3600)
 /// - `CATALOG_USER_RATE_PER_SECOND` (default 5, bursts of 4×), `CATALOG_USER_UPSTREAM_SHARE_PERCENT` (default 20: what
 ///   one user may spend of each upstream budget, in each of its windows; see ``UserShare``)
+/// - `CATALOG_BESTSELLERS_REFRESH_SECONDS` (default 3600; 0 turns the scheduled refresh off): how often the NYT's
+///   overview of every current list is fetched again (``BestsellersRefresh``)
 struct CatalogConfiguration: Sendable {
     /// Per upstream.
     var upstreams: [UpstreamName: UpstreamSettings]
@@ -34,6 +36,11 @@ struct CatalogConfiguration: Sendable {
     var pageDeadline: Duration
     var userRate: Double
     var datasetRefresh: TimeInterval
+    /// How often the best sellers' overview is fetched again by the scheduled refresh; nil: no scheduled refresh
+    /// (turned off, or no NYT key to call with).
+    var bestsellersRefresh: TimeInterval?
+    /// The NYT's calls in any minute, for all replicas (the refresh takes a share of them).
+    var nytCallsPerMinute: Int
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
@@ -60,17 +67,22 @@ struct CatalogConfiguration: Sendable {
         }
         let ticketmasterRate = Double(settings.int("ticketmaster.ratePerSecond", default: 5, in: 1...1000))
         let ticketmasterQuota = settings.int("ticketmaster.dailyQuota", default: 5000, in: 1...10_000_000)
-        // A cold page of artworks is a burst of record GETs: a bucket of three seconds' worth, and calls wait a
-        // little for it rather than leave items out. The museum publishes no limit (this one is ours, to be polite)
-        // and one user's page needs the whole burst, so it is not shared out per user: another user's calls wait
-        // for tokens rather than fail, and each user's requests are bounded by CATALOG_USER_RATE_PER_SECOND.
+        // A cold page of artworks is a burst of record GETs: up to four per object (object, VisualItem,
+        // DigitalObject, a maker named only by reference), 120 for a page of 30. The records' bucket holds a whole
+        // page's burst (or three seconds' worth, if more), so the first user of a cold page never waits for tokens;
+        // past it, calls wait a little rather than leave items out. The museum publishes no limit (this one is ours,
+        // to be polite: one page's burst, then the rate) and one user's page needs the whole burst, so it is not
+        // shared out per user: another user's calls wait for tokens rather than fail, and each user's requests are
+        // bounded by CATALOG_USER_RATE_PER_SECOND.
         let rijksmuseumRate = Double(settings.int("rijksmuseum.ratePerSecond", default: 20, in: 1...1000))
+        let pageOfRecords = Double(RijksmuseumSource.recordsPerObject * RijksmuseumSource.pageSize)
         var rijksmuseumSearch = upstream(
             url: "rijksmuseum.searchUrl", default: "https://data.rijksmuseum.nl", key: nil,
             rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
         var rijksmuseumRecords = upstream(
             url: "rijksmuseum.recordsUrl", default: "https://data.rijksmuseum.nl", key: nil,
-            rate: rijksmuseumRate, burst: rijksmuseumRate * 3, quota: nil, queueWait: 2, sharedPerUser: false)
+            rate: rijksmuseumRate, burst: max(rijksmuseumRate * 3, pageOfRecords), quota: nil, queueWait: 2,
+            sharedPerUser: false)
         // The museum's resolver answers a record id with 303 to its metadata on the data host: between the museum's
         // two hosts, and only there, redirects are followed.
         let museumHosts = UpstreamRedirect(allowing: [rijksmuseumSearch.baseURL, rijksmuseumRecords.baseURL,
@@ -118,6 +130,11 @@ struct CatalogConfiguration: Sendable {
         pageDeadline = .milliseconds(settings.int("catalog.pageDeadlineMs", default: 4000, in: 100...60_000))
         userRate = Double(settings.int("catalog.userRatePerSecond", default: 5, in: 1...1_000_000))
         datasetRefresh = TimeInterval(settings.int("catalog.datasetRefreshSeconds", default: 3600, in: 60...(30 * 86_400)))
+        // At most half the overview's life, so a user never finds it expired while the refresh works.
+        let refresh = settings.int("catalog.bestsellersRefreshSeconds", default: 3600,
+                                   in: 0...Int(BestsellersSource.overviewLife / 2))
+        bestsellersRefresh = refresh > 0 && upstreams[.nytBooks]?.apiKey != nil ? TimeInterval(refresh) : nil
+        nytCallsPerMinute = nytPerMinute
         try settings.validate()
     }
 }

@@ -1,8 +1,10 @@
 import Configuration
 import Contracts
+import Foundation
 import Hummingbird
 import Postgres
 import ServiceKit
+import ServiceLifecycle
 
 /// What sets catalog-proxy apart before configuration is read.
 public let serviceDefaults = ServiceDefaults(
@@ -19,7 +21,8 @@ public func buildApplication(
 ) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     let catalogConfiguration = try CatalogConfiguration(reader: reader)
-    return try buildServiceApplication(
+    var background: [any Service] = []
+    var app = try buildServiceApplication(
         configuration: configuration, migrations: CatalogMigrations.all, routeTable: routeTable
     ) { router, dependencies in
         ExperiencesController().register(on: router)
@@ -34,7 +37,16 @@ public func buildApplication(
                                            httpClient: dependencies.httpClient, metrics: metrics)
         }
         let claims = FetchClaims(pool: pool)
-        let runner = StepRunner(clients: clients, shared: SharedAnswers(pool: pool), claims: claims)
+        let shared = SharedAnswers(pool: pool)
+        let runner = StepRunner(clients: clients, shared: shared, claims: claims)
+        if let every = catalogConfiguration.bestsellersRefresh {
+            background.append(BestsellersRefresh(
+                runner: runner, shared: shared, lease: RefreshLease(pool: pool, name: "bestsellers", holder: UUID()),
+                plan: BestsellersRefreshPlan(overviewEvery: every),
+                callsPerMinute: BestsellersRefreshPlan.callsPerMinute(
+                    ofUpstreamLimit: catalogConfiguration.nytCallsPerMinute),
+                logger: dependencies.logger))
+        }
         let staleIfError = catalogConfiguration.detailPolicy.staleIfError
         var backends: [CatalogBackend] = [
             .upstream(TicketmasterSource()), .upstream(RijksmuseumSource(recordLife: catalogConfiguration.recordTTL)),
@@ -52,7 +64,8 @@ public func buildApplication(
             runner: runner,
             resolver: ItemResolver(
                 runner: runner,
-                kept: kept, claims: claims, concurrencyPerRequest: 16, pageDeadline: catalogConfiguration.pageDeadline),
+                kept: kept, claims: claims, concurrencyPerRequest: ItemResolver.onePageAtOnce,
+                pageDeadline: catalogConfiguration.pageDeadline),
             cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
                                  absentFor: catalogConfiguration.notFoundTTL),
             kept: kept,
@@ -64,4 +77,6 @@ public func buildApplication(
                                     refusal: "Too many catalog requests; slow down.")
         CatalogController(catalog: catalog, users: users, metrics: metrics).register(on: routes)
     }
+    app.addServicesAfterMigrations(background)
+    return app
 }

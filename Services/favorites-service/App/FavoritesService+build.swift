@@ -19,7 +19,8 @@ public let serviceDefaults = ServiceDefaults(
 /// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
 /// the next favorites of it on this replica; `FAVORITES_STREAMS_MAX` (default 10000), how many change streams one
 /// replica holds; `FAVORITES_STREAMS_PER_USER` (default 5), how many of them one user may hold on one replica;
-/// `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat.
+/// `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat;
+/// `PROFILE_POLL_MS` (default 1000), how often profile changes are fetched from auth-service for the streams.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -32,6 +33,7 @@ public func buildApplication(
     let maximumStreams = settings.int("favorites.streamsMax", default: 10_000, in: 1...1_000_000)
     let streamsPerUser = settings.int("favorites.streamsPerUser", default: 5, in: 1...1000)
     let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
+    let profilePoll = Duration.milliseconds(settings.int("profile.pollMs", default: 1000, in: 100...60_000))
     try settings.validate()
     var background: [any Service] = []
     var app = try buildServiceApplication(
@@ -48,6 +50,8 @@ public func buildApplication(
             logger: dependencies.logger, metrics: dependencies.metrics)
         background = [
             hub,
+            ProfileFeed(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
+                        hub: hub, interval: profilePoll, logger: dependencies.logger),
             AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
                            pool: dependencies.pool,
                            interval: erasurePoll, logger: dependencies.logger),

@@ -132,5 +132,17 @@ enum AuthMigrations {
             -- lost while it was suspended, gets the same successor instead of counting as reuse.
             ALTER TABLE sessions ADD COLUMN rotation_key bytea;
             """),
+        Migration(7, "display_name", sql: """
+            -- The name the user goes by in the apps; NULL until they give one.
+            ALTER TABLE users ADD COLUMN display_name text;
+            """),
+        Migration(8, "profile_changes", sql: """
+            -- Each profile change (experience, preferences, display name) counts up `profile_version` and stamps
+            -- `profile_changed_at` (the database's clock), for the feed favorites-service polls to tell the user's
+            -- other devices (GET /v1/auth/profile-changes).
+            ALTER TABLE users ADD COLUMN profile_version bigint NOT NULL DEFAULT 0;
+            ALTER TABLE users ADD COLUMN profile_changed_at timestamptz;
+            CREATE INDEX users_profile_changed_at ON users (profile_changed_at) WHERE profile_changed_at IS NOT NULL;
+            """),
     ]
 }

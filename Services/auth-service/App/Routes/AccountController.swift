@@ -66,22 +66,29 @@ struct AccountController: Sendable {
             .conditionalJSONResponse(to: request, headers: Self.noStore)
     }
 
-    /// Only the experience and preferences change here; any other field is refused with 400, so a client never
-    /// believes it changed, say, the email.
+    /// Only the experience, preferences and display name change here; any other field is refused with 400, so a
+    /// client never believes it changed, say, the email.
     @Sendable func updateMe(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let update = try await request.decodeJSON(as: ProfileUpdate.self, context: context,
-                                                  allowedKeys: ["experience", "preferences"])
+                                                  allowedKeys: ["experience", "preferences", "displayName"])
+        var errors: [FieldError] = []
         let experience = update.experience.map(ExperienceID.init(rawValue:))
-        if let experience {
-            guard Experience.named(experience) != nil else {
-                let known = Experience.all.map(\.id.rawValue).joined(separator: ", ")
-                throw ServiceProblem.validation([FieldError(field: "experience", message: "must be one of \(known)")])
-            }
+        if let experience, Experience.named(experience) == nil {
+            let known = Experience.all.map(\.id.rawValue).joined(separator: ", ")
+            errors.append(FieldError(field: "experience", message: "must be one of \(known)"))
         }
+        var displayName: String??
+        switch update.displayName.map(DisplayName.checked) {
+        case .set(let name)?: displayName = .some(name)
+        case .removed?: displayName = .some(nil)
+        case .refused(let error)?: errors.append(error)
+        case nil: break
+        }
+        guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         let call = UpdateProfile.CatalogCall(bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
                                              requestID: context.requestID, logger: context.logger)
         let updated = try await updateProfile(context.user, experience: experience, preferences: update.preferences,
-                                              call: call)
+                                              displayName: displayName, call: call)
         return try ServiceJSON.encoder.encode(updated.profile).jsonResponse(headers: Self.noStore)
     }
 

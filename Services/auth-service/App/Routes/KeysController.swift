@@ -4,7 +4,8 @@ import HTTPTypes
 import Hummingbird
 import ServiceKit
 
-/// What other services need to verify tokens on their own: the public keys and the recently ended sessions.
+/// What other services need from auth-service on their own: the public keys and the recently ended sessions (to verify
+/// tokens), the deleted accounts (to erase their data) and the changed profiles (to tell the users' devices).
 struct KeysController: Sendable {
     let keys: SigningKeys
     let sessions: SessionStore
@@ -16,6 +17,7 @@ struct KeysController: Sendable {
         router.get(".well-known/jwks.json", use: jwks)
         api.get("revocations", use: revocations)
         api.get("deleted-accounts", use: deletedAccounts)
+        api.get("profile-changes", use: profileChanges)
     }
 
     /// The published keys (several around a rotation). Cacheable: a new key is published long before it signs.
@@ -55,6 +57,21 @@ struct KeysController: Sendable {
         let deleted = try await accounts.deletions(since: since, after: after, limit: DeletedAccounts.pageSize)
         return try ServiceJSON.encoder.encode(DeletedAccounts(accounts: deleted))
             .jsonResponse(headers: [.cacheControl: "no-cache"])
+    }
+
+    /// Profiles changed from `since` on (ISO 8601; the last minute when absent), oldest first, a page at a time, with
+    /// the time of the answer: favorites-service polls it to tell each user's devices on their change streams.
+    @Sendable func profileChanges(_ request: Request, context: AppRequestContext) async throws -> Response {
+        try requirePeer(request)
+        var since = Date().addingTimeInterval(-60)
+        if let text = request.uri.queryParameters["since"] {
+            guard let parsed = try? Date(String(text), strategy: .iso8601) else {
+                throw ServiceProblem.validation([FieldError(field: "since", message: "must be an ISO 8601 time")])
+            }
+            since = parsed
+        }
+        let changes = try await accounts.profileChanges(since: since, limit: ProfileChanges.pageSize)
+        return try ServiceJSON.encoder.encode(changes).jsonResponse(headers: [.cacheControl: "no-cache"])
     }
 
     /// The feeds answer only the services (``PeerSecret``): whoever reaches this port is not necessarily one.

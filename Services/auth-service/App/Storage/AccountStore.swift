@@ -11,10 +11,11 @@ struct Account: Sendable, Equatable {
     var preferences: [String: String]
     var createdAt: Date
     var emailVerified: Bool = false
+    var displayName: String?
 
     var profile: UserProfile {
         UserProfile(id: id, email: email, experience: experience, preferences: preferences, createdAt: createdAt,
-                    emailVerified: emailVerified)
+                    emailVerified: emailVerified, displayName: displayName)
     }
 }
 
@@ -77,13 +78,19 @@ struct AccountStore: Sendable {
         return try result.rows.first.map(account)
     }
 
-    /// Stores a new experience and/or preferences; nil leaves a field as it is. Returns the updated account.
-    static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, now: Date,
-                       on connection: isolated PostgresConnection) async throws -> Account? {
+    /// Stores a new experience, preferences and/or display name; nil leaves a field as it is (`displayName`
+    /// `.some(nil)` removes the name). When `changed`, the profile's version counts up and its change is stamped with
+    /// the database's clock, for the feed of profile changes. Returns the updated account.
+    static func update(id: UUID, experience: ExperienceID?, preferences: [String: String]?, displayName: String??,
+                       changed: Bool, now: Date, on connection: isolated PostgresConnection) async throws -> Account? {
         try await connection.query("""
             UPDATE users
                SET experience = coalesce(\(experience?.rawValue), experience),
                    preferences = coalesce(\(preferences.map(PostgresJSON.init))::jsonb, preferences),
+                   display_name = CASE WHEN \(displayName != nil) THEN \(displayName ?? nil)::text
+                                       ELSE display_name END,
+                   profile_version = profile_version + CASE WHEN \(changed) THEN 1 ELSE 0 END,
+                   profile_changed_at = CASE WHEN \(changed) THEN now() ELSE profile_changed_at END,
                    updated_at = \(now)
              WHERE id = \(id)
             RETURNING \(raw: Self.columns)
@@ -125,6 +132,27 @@ struct AccountStore: Sendable {
             """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
     }
 
+    /// Profiles changed at or after `since` (the database's clock), oldest first, at most `limit`; and the database's
+    /// time now.
+    func profileChanges(since: Date, limit: Int) async throws -> ProfileChanges {
+        try await pool.withSession { connection in
+            let asOf = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
+            let rows = try await connection.query("""
+                SELECT id, profile_version, profile_changed_at, experience, preferences, display_name FROM users
+                 WHERE profile_changed_at >= \(since)::timestamptz
+                 ORDER BY profile_changed_at, id LIMIT \(limit)
+                """)
+            let changes = try rows.rows.map { row in
+                let (id, version, at, experience, preferences, name) = try row.decode(
+                    (UUID, Int64, Date, String, PostgresJSON<[String: String]>, String?).self)
+                return ProfileChange(userId: id, version: version, changedAt: at,
+                                     experience: ExperienceID(rawValue: experience), preferences: preferences.value,
+                                     displayName: name)
+            }
+            return ProfileChanges(changes: changes, asOf: asOf)
+        }
+    }
+
     /// The address a mail for `email` goes to, and whether it is verified: nil when no account has it.
     static func recipient(email: String, on connection: isolated PostgresConnection) async throws
         -> (id: UUID, emailVerified: Bool)? {
@@ -141,13 +169,14 @@ struct AccountStore: Sendable {
     }
 
     private static let columns: StaticString =
-        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL"
+        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL, display_name"
 
     private static func account(_ row: PostgresRow) throws -> Account {
         let (id, email, hash, experience, preferences, createdAt, emailVerified) =
             try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date, Bool).self)
         return Account(id: id, email: email, passwordHash: hash, experience: ExperienceID(rawValue: experience),
-                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified)
+                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified,
+                       displayName: try row.decode(String?.self, at: 7))
     }
 }
 

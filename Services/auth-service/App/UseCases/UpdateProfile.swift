@@ -4,8 +4,9 @@ import Logging
 import Postgres
 import ServiceKit
 
-/// `PATCH /v1/auth/me`: a new experience and/or preferences, merged into the stored ones (a null removes a key). A new
-/// experience clears the default category, unless the request sets one for it (``Preferences/patch(_:movingFrom:to:)``).
+/// `PATCH /v1/auth/me`: a new experience, preferences merged into the stored ones (a null removes a key), and/or a
+/// display name (checked by the caller: ``DisplayName``). A new experience clears the default category, unless the
+/// request sets one for it (``Preferences/patch(_:movingFrom:to:)``).
 struct UpdateProfile: Sendable {
     let signedInAccount: SignedInAccount
     let categories: CatalogCategories
@@ -18,8 +19,9 @@ struct UpdateProfile: Sendable {
         var logger: Logger
     }
 
+    /// `displayName`: nil leaves it, `.some(nil)` removes it.
     func callAsFunction(_ user: AuthenticatedUser, experience: ExperienceID?, preferences patch: [String: String?]?,
-                        call: CatalogCall) async throws -> Account {
+                        displayName: String?? = nil, call: CatalogCall) async throws -> Account {
         if let category = patch?[Preferences.defaultCategoryKey] ?? nil {
             try await checkCategory(category, experience: experience, user: user, call: call)
         }
@@ -33,8 +35,13 @@ struct UpdateProfile: Sendable {
                 case .failure(let problems): throw AuthRefusal.invalidFields(problems.errors)
                 }
             }
+            // Only a real change counts, so devices are told of changes, not of every request.
+            let changed = (experience.map { $0 != current.experience } ?? false)
+                || (preferences.map { $0 != current.preferences } ?? false)
+                || (displayName.map { $0 != current.displayName } ?? false)
             return try await AccountStore.update(id: userID, experience: experience, preferences: preferences,
-                                                 now: Date(), on: connection)
+                                                 displayName: displayName, changed: changed, now: Date(),
+                                                 on: connection)
         }
         guard let updated else { throw AuthRefusal.accountGone }
         return updated

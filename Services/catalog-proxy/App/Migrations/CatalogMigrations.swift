@@ -122,5 +122,14 @@ enum CatalogMigrations {
             DROP TABLE seen_items;
             DROP TABLE resolved_items;
             """),
+        Migration(7, "refresh_leases", sql: """
+            -- Which replica runs a scheduled refresh (see RefreshLease): the one whose lease has not lapsed. A replica
+            -- renews its lease while it works; when it stops or dies, another takes the lease once it has lapsed.
+            CREATE TABLE refresh_leases (
+                name       text PRIMARY KEY,       -- the refresh (bestsellers)
+                holder     uuid NOT NULL,          -- the replica, a random id per process
+                held_until timestamptz NOT NULL
+            );
+            """),
     ]
 }

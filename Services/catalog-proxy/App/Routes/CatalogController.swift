@@ -97,13 +97,12 @@ struct CatalogController: Sendable {
             throw ServiceProblem.validation([FieldError(field: "view", message: "must be cell, or absent for the whole detail")])
         }
         try users.admit(context.user.userID)
-        var lookup = try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
-                                              logger: context.logger)
-        if view == "cell" {
-            let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: lookup.value.body)
-            lookup.value = CachedBody(body: try ServiceJSON.encoder.encode(backend.cell(of: item)))
-        }
-        return respond(lookup, to: request, experience: backend.experience, route: "detail")
+        let lookup = view == "cell"
+            ? try await catalog.cell(backend, id: id, user: context.user.userID, requestID: context.requestID,
+                                     logger: context.logger)
+            : try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
+                                       logger: context.logger)
+        return respond(lookup, to: request, experience: backend.experience, route: view == "cell" ? "cell" : "detail")
     }
 
     @Sendable func categories(_ request: Request, context: AuthenticatedContext) async throws -> Response {

@@ -23,6 +23,17 @@ struct SharedAnswers: Sendable {
         return UpstreamAnswer(status: status, body: body)
     }
 
+    /// How many seconds ago the answers kept for `keys` were fetched, by key; a key with no answer kept (or an expired
+    /// one) is absent.
+    func ages(of keys: [String]) async throws -> [String: TimeInterval] {
+        guard !keys.isEmpty else { return [:] }
+        let rows = try await pool.query("""
+            SELECT key, extract(epoch FROM now() - fetched_at)::float8 FROM upstream_answers
+             WHERE key IN (SELECT jsonb_array_elements_text(\(PostgresJSON(keys))::jsonb)) AND expires_at > now()
+            """, prepare: true)
+        return Dictionary(try rows.decode((String, Double).self).map { ($0.0, max(0, $0.1)) }) { first, _ in first }
+    }
+
     func store(_ answer: UpstreamAnswer, for key: String, keptFor duration: TimeInterval) async throws {
         try await pool.query("""
             INSERT INTO upstream_answers (key, status, body, fetched_at, expires_at)

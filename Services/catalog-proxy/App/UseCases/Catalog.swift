@@ -117,6 +117,34 @@ struct Catalog: Sendable {
         }
     }
 
+    /// The item as a list cell shows it (`view=cell`, what favorites-service keeps of a favorite): the source's own
+    /// cell where it has one, cached apart from the detail; else the detail, trimmed (``CatalogBackend/cell(of:)``).
+    func cell(_ backend: CatalogBackend, id: String, user: UUID, requestID: String, logger: Logger) async throws
+        -> ResponseCache.Lookup
+    {
+        guard case .upstream(let source) = backend, let step = source.cell(id: id) else {
+            var lookup = try await detail(backend, id: id, user: user, requestID: requestID, logger: logger)
+            let item = try ServiceJSON.decoder.decode(CatalogItem.self, from: lookup.value.body)
+            lookup.value = CachedBody(body: try ServiceJSON.encoder.encode(backend.cell(of: item)),
+                                      isComplete: lookup.value.isComplete)
+            return lookup
+        }
+        let kept = kept
+        return try await lookup(key: "\(source.experience)|cell|\(id)", policy: detailPolicy, user: user,
+                                logger: logger) {
+            switch try await runner.run(step, requestID: requestID, logger: logger) {
+            case .item(let item): return CachedBody(body: try ServiceJSON.encoder.encode(item))
+            case .incomplete(let item): return CachedBody(body: try ServiceJSON.encoder.encode(item), isComplete: false)
+            case .notFound, .reference: throw UpstreamFailure.notFound
+            }
+        } fallback: {
+            guard let copy = await kept.copy(experience: source.experience, id: id, logger: logger),
+                  let body = try? ServiceJSON.encoder.encode(source.listing(of: copy.item))
+            else { return nil }
+            return (CachedBody(body: body), copy.age)
+        }
+    }
+
     private func detailBody(_ source: any CatalogSource, id: String, requestID: String, logger: Logger) async throws
         -> CachedBody
     {

@@ -30,6 +30,10 @@ struct ItemResolver: Sendable {
 
     /// How long a replica's claim on a resolution holds the others back: a few record GETs in a row.
     static let claimDuration: TimeInterval = 10
+    /// Resolutions one request runs at a time: a whole page of the largest size (30 objects), so a cold page waits for
+    /// one chain of record GETs (about four upstream round trips), not for one per wave of objects. The upstream
+    /// client's bound (64 calls) and the HTTP client's 32 connections per host stay above it.
+    static let onePageAtOnce = 32
 
     struct Outcome: Sendable {
         /// By reference; a reference the upstream no longer has is absent (and so is one that failed).

@@ -68,13 +68,32 @@ struct StepRunner: Sendable {
         }
     }
 
+    /// The key under which `request`'s answer is shared and joined: the upstream, `Accept`, and the URL without any
+    /// key. Nil for an upstream that is not configured.
+    func key(for request: UpstreamRequest) -> String? {
+        clients[request.upstream].map {
+            "\(request.upstream)|\(request.accept)|\($0.url(for: request, withKey: false))"
+        }
+    }
+
+    /// Fetches `request` (one marked `sharedFor`) from its upstream whatever the shared store holds, and keeps the
+    /// answer there for every replica: a scheduled refresh, made before the kept answer expires.
+    func refresh(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws -> UpstreamAnswer {
+        guard let client = clients[request.upstream], let key = key(for: request), let keptFor = request.sharedFor
+        else {
+            throw UpstreamFailure.failed("no shared upstream \(request.upstream) is configured")
+        }
+        let answer = try await client.get(request, requestID: requestID, logger: logger)
+        try await shared.store(answer, for: key, keptFor: keptFor)
+        return answer
+    }
+
     private func fetchRequired(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws
         -> UpstreamAnswer
     {
-        guard let client = clients[request.upstream] else {
+        guard let client = clients[request.upstream], let key = key(for: request) else {
             throw UpstreamFailure.failed("no upstream \(request.upstream) is configured")
         }
-        let key = "\(request.upstream)|\(request.accept)|\(client.url(for: request, withKey: false))"
         let inFlight = inFlight
         let task = inFlight.withLock { tasks -> Task<UpstreamAnswer, any Error> in
             if let running = tasks[key] { return running }

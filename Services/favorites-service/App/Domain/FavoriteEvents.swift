@@ -227,13 +227,20 @@ extension FavoriteSnapshot {
 }
 
 extension Favorite {
-    /// The favorite a snapshot becomes when favorited at `date`.
+    /// The favorite a snapshot becomes when favorited at `date`, its pictures at a cell's size.
+    ///
+    /// Favorites recorded before the catalog sized the museum's Google-hosted pictures keep `=s0` (the original,
+    /// several megabytes) in their events. The log is append-only and says what the catalog answered then, so the
+    /// events stay as they are: the size is set here, where every reader (the view, the changes feed, the stream, a
+    /// write's answer) turns a snapshot into a favorite, as titles recorded long are shortened when read.
     init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date) {
+        var item = snapshot.cellItem
+        item.imageURL = item.imageURL.map(SizedImage.cell)
         self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
-                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
+                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL.map(SizedImage.cell),
                   price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
                   localTime: snapshot.localTime, rank: snapshot.rank, facts: snapshot.facts,
-                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: snapshot.cellItem)
+                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: item)
     }
 }
 

@@ -71,13 +71,21 @@ extension WatchChanges.Message {
             // `retry`: how long an EventSource waits before it reconnects.
             "retry: 2000\nid: \(version)\nevent: ready\ndata: {\"version\":\(version)}\n\n"
         case .change(let change):
-            "id: \(change.version)\nevent: change\ndata: \(String(decoding: (try? ServiceJSON.encoder.encode(change)) ?? Data("{}".utf8), as: UTF8.self))\n\n"
+            "id: \(change.version)\nevent: change\ndata: \(Self.json(change))\n\n"
         case .reload(let version):
             "id: \(version)\nevent: reload\ndata: {\"version\":\(version)}\n\n"
+        case .profile(let change):
+            // No id: a profile change is not a position in the user's log of favorites.
+            "event: profile\ndata: \(Self.json(change))\n\n"
         case .heartbeat:
             ": heartbeat\n\n"
         case .end(let ending):
             "event: end\ndata: {\"reason\":\"\(ending.rawValue)\"}\n\n"
         }
+    }
+
+    /// One line of JSON (the encoder writes no line breaks, which would end an event's data).
+    private static func json(_ value: some Encodable) -> String {
+        String(decoding: (try? ServiceJSON.encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
     }
 }

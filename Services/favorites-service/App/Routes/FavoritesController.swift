@@ -72,9 +72,9 @@ struct FavoritesController: Sendable {
         guard experience.userWrittenItems else {
             throw ServiceProblem(.notFound, .notFound, "Users write no items of their own in \(experience.id).")
         }
-        let draft = try await request.decodeJSON(as: CardDraft.self, context: context, allowedKeys: ["title", "facts"])
+        let form = try await request.decodeJSON(as: CardForm.self, context: context, allowedKeys: ["title", "facts"])
         let card: Card
-        switch Card.checked(draft) {
+        switch form.checked() {
         case .success(let checked): card = checked
         case .failure(let problems): throw ServiceProblem.validation(problems.errors)
         }

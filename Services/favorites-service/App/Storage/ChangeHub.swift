@@ -1,3 +1,4 @@
+import Contracts
 import CoreMetrics
 import EventStore
 import Foundation
@@ -12,7 +13,7 @@ import ServiceLifecycle
 /// session comes back after a loss, every watcher reads the log again, so nothing sent meanwhile is missed.
 ///
 /// Each watcher holds a few flags, never events: a slow or stalled client costs the same memory as a quiet one, and
-/// what it has not received stays in the log. A ticker ends the streams whose access token expired or whose session
+/// what it has not received stays in the log. A profile change (``ProfileFeed``) is held as the newest one only. A ticker ends the streams whose access token expired or whose session
 /// auth-service ended (within the revocation poll plus ``checkInterval``), and sends every stream a heartbeat.
 final class ChangeHub: Service, Sendable {
     /// Why a stream ends, as its last event says.
@@ -30,6 +31,8 @@ final class ChangeHub: Service, Sendable {
             var changed = false
             var heartbeat = false
             var ending: Ending?
+            /// The user's profile as it last changed (``ProfileFeed``), not yet sent: only the newest is kept.
+            var profile: ProfileChange?
         }
 
         let user: AuthenticatedUser
@@ -101,6 +104,16 @@ final class ChangeHub: Service, Sendable {
         }
         open.record(try count.get())
         return watcher
+    }
+
+    /// Hands a change of `change.userId`'s profile to that user's streams on this replica.
+    func profileChanged(_ change: ProfileChange) {
+        let woken = watchers.withLock { $0.byUser[change.userId].map { Array($0.values) } ?? [] }
+        for watcher in woken {
+            watcher.signal { pending in
+                if (pending.profile?.version ?? .min) < change.version { pending.profile = change }
+            }
+        }
     }
 
     func stopWatching(_ watcher: Watcher) {

@@ -7,7 +7,8 @@ import ServiceKit
 /// `GET /v1/favorites/stream`: the user's changes as they happen, for one experience or all, each carrying its
 /// version in the user's log. It starts after the position the client gives (its last event's id) and resumes exactly
 /// there: what happened while it was away is read from the log first, in order, then every change as it is written
-/// on any replica. A client further behind than one read gets a single `reload` instead of a flood. The stream ends
+/// on any replica. A client further behind than one read gets a single `reload` instead of a flood. A change of the
+/// user's profile (experience, preferences, display name) made on any device comes as a `profile`. The stream ends
 /// when its access token expires or its session ends (the client reconnects with a fresh token), and when the
 /// replica shuts down (the client reconnects to another).
 struct WatchChanges: Sendable {
@@ -23,6 +24,8 @@ struct WatchChanges: Sendable {
         case change(FavoriteChange)
         /// Too far behind to catch up change by change: read the list again; the stream goes on from `version`.
         case reload(version: Int64)
+        /// The user's profile changed (on any device): it does not move the position.
+        case profile(ProfileChange)
         case heartbeat
         case end(ChangeHub.Ending)
     }
@@ -53,6 +56,7 @@ struct WatchChanges: Sendable {
                     position = try await watch.catchUp(user: watcher.user.userID, after: position,
                                                        experience: experience, sending: send)
                 }
+                if let profile = pending.profile { try await send(.profile(profile)) }
                 if let ending = pending.ending { return try await send(.end(ending)) }
                 if pending.heartbeat { try await send(.heartbeat) }
             } while await wakeUps.next() != nil

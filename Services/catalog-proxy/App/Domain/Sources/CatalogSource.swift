@@ -83,6 +83,9 @@ protocol CatalogSource: Sendable {
     /// A resolved (detailed) item as a list cell shows it: sources whose references resolve to full details trim
     /// them here.
     func listing(of item: CatalogItem) -> CatalogItem
+    /// The item as the source's list cell shows it, for a source whose cell is more than its detail trimmed: a
+    /// Ticketmaster cell picks its own image among the event's pictures. Nil: ``listing(of:)`` of the detail.
+    func cell(id: String) -> SourceStep<DetailResult>?
 }
 
 enum SourceError: Error, Equatable {
@@ -96,15 +99,35 @@ extension CatalogSource {
     func categories() -> SourceStep<[CatalogCategory]>? { nil }
     func resolve(reference: String) -> SourceStep<CatalogItem?> { .done(nil) }
     func listing(of item: CatalogItem) -> CatalogItem { item }
+    func cell(id: String) -> SourceStep<DetailResult>? { nil }
 }
 
 /// Helpers shared by the adapters for the sources' loose data.
 enum Upstream {
-    /// Trims and collapses runs of whitespace (venue names come padded and double-spaced); empty becomes nil.
+    /// Trims and collapses runs of whitespace (venue names come padded and double-spaced); empty becomes nil, and so
+    /// does a placeholder (``placeholders``): a fact the upstream does not have is absent, never a word standing in.
     static func clean(_ text: String?) -> String? {
+        guard let collapsed = collapsed(text), !placeholders.contains(collapsed.lowercased()) else { return nil }
+        return collapsed
+    }
+
+    /// Trims and collapses runs of whitespace; empty becomes nil. For text people wrote (a card's fact may well be
+    /// "None"), where no word is a placeholder.
+    static func collapsed(_ text: String?) -> String? {
         guard let text else { return nil }
         let collapsed = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return collapsed.isEmpty ? nil : collapsed
+    }
+
+    /// What upstreams write where they have no value: the NYT's lists give `"None"` for a book without an ISBN-10.
+    static let placeholders: Set<String> = ["none", "null", "nil", "n/a", "undefined", "-"]
+
+    /// A date or time as the upstream writes it, without the zero dates that stand for "unknown" (`0000-00-00`,
+    /// `0000`, `0001-01-01T00:00:00`, the epoch's first instant): nil for those, as for a placeholder.
+    static func date(_ text: String?) -> String? {
+        guard let text = clean(text) else { return nil }
+        let zero = text.hasPrefix("0000") || text.hasPrefix("0001-01-01") || text.hasPrefix("1970-01-01T00:00:00")
+        return zero ? nil : text
     }
 
     /// An image or link URL fit for an app: https only (http upgraded, protocol-relative and scheme-less ones like

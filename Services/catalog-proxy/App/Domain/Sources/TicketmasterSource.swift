@@ -36,9 +36,23 @@ struct TicketmasterSource: CatalogSource {
     }
 
     func detail(id: String, known: CatalogItem?) -> SourceStep<DetailResult> {
-        .fetch(UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events/\(id).json")) { answer in
+        .fetch(eventRequest(id)) { answer in
             .done(answer.isNotFound ? .notFound : .item(try decodeDetail(answer.body)))
         }
+    }
+
+    /// The event as its list cell shows it (what a favorite keeps): the same answer as the detail's, read as a search
+    /// result is, so the cell has the list's image.
+    func cell(id: String) -> SourceStep<DetailResult>? {
+        .fetch(eventRequest(id)) { answer in
+            guard !answer.isNotFound else { return .done(.notFound) }
+            return .done(.item(item(from: try Upstream.decode(Event.self, from: answer.body, source: "Ticketmaster"),
+                                    detailed: false)))
+        }
+    }
+
+    private func eventRequest(_ id: String) -> UpstreamRequest {
+        UpstreamRequest(upstream: .ticketmaster, path: "/discovery/v2/events/\(id).json")
     }
 
     func decodeSearch(_ body: Data, at cursor: PageCursor) throws -> SearchResults {
@@ -59,23 +73,27 @@ struct TicketmasterSource: CatalogSource {
         let venue = event._embedded?.venues?.first
         let start = event.dates?.start
         let facts = EventFacts(
-            localDate: start?.localDate, localTime: start?.localTime,
-            startsAt: start?.dateTime.flatMap { try? Date($0, strategy: .iso8601) },
-            timeZone: event.dates?.timezone ?? venue?.timezone,
+            localDate: Upstream.date(start?.localDate), localTime: Upstream.clean(start?.localTime),
+            startsAt: Upstream.date(start?.dateTime).flatMap { try? Date($0, strategy: .iso8601) },
+            timeZone: Upstream.clean(event.dates?.timezone ?? venue?.timezone),
             dateTBA: start?.dateTBA ?? false, dateTBD: start?.dateTBD ?? false, timeTBA: start?.timeTBA ?? false,
             noSpecificTime: start?.noSpecificTime ?? false,
-            status: event.dates?.status?.code,
+            status: Upstream.clean(event.dates?.status?.code),
             venue: venue.flatMap { venue in
                 Upstream.clean(venue.name).map {
                     EventFacts.Venue(name: $0, city: Upstream.clean(venue.city?.name),
                                      stateCode: venue.state?.stateCode, countryCode: venue.country?.countryCode)
                 }
             },
-            priceRanges: detailed ? event.priceRanges?.map {
-                EventFacts.PriceRange(type: $0.type, currency: $0.currency, min: $0.min, max: $0.max)
-            } : nil,
-            ticketURL: detailed ? Upstream.secureURL(event.url) : nil,
-            info: detailed ? Upstream.clean(event.info ?? event.pleaseNote ?? event.description) : nil
+            // A list cell shows what the favorites cell shows: prices, the ticket link and the notes as well.
+            priceRanges: event.priceRanges.flatMap { ranges in
+                ranges.isEmpty ? nil : ranges.map {
+                    EventFacts.PriceRange(type: Upstream.clean($0.type), currency: Upstream.clean($0.currency),
+                                          min: $0.min, max: $0.max)
+                }
+            },
+            ticketURL: Upstream.secureURL(event.url),
+            info: Upstream.clean(event.info ?? event.pleaseNote ?? event.description)
         )
         let place = [facts.venue?.name, facts.venue?.city].compactMap { $0 }.joined(separator: ", ")
         return CatalogItem(
@@ -86,7 +104,7 @@ struct TicketmasterSource: CatalogSource {
     }
 
     /// A real picture (not Ticketmaster's generic fallback) in 16:9, the smallest at least 640 px wide for a list
-    /// cell, the largest for the detail screen.
+    /// cell (and so a favorite), the largest for the detail screen.
     func bestImage(_ images: [Event.Image], detailed: Bool) -> String? {
         let usable = images.filter { Upstream.secureURL($0.url) != nil }
         let preferred = usable.filter { $0.fallback != true && $0.ratio == "16_9" }

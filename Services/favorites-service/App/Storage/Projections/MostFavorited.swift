@@ -26,6 +26,7 @@ struct MostFavorited: Projection {
              WHERE experience = \(experience.rawValue) AND favorite_count > 0
              ORDER BY favorite_count DESC, item_id LIMIT \(limit)
             """, prepare: true).decode((String, String, String?, String?, Int).self)
-            .map { PopularItem(itemId: $0.0, title: $0.1, subtitle: $0.2, imageURL: $0.3, favoriteCount: $0.4) }
+            .map { PopularItem(itemId: $0.0, title: $0.1, subtitle: $0.2, imageURL: $0.3.map(SizedImage.cell),
+                                favoriteCount: $0.4) }
     }
 }

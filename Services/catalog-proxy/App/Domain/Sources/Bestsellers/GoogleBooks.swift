@@ -26,7 +26,7 @@ enum GoogleBooks {
         guard let info = match?.volumeInfo else { return nil }
         return Volume(
             title: Upstream.clean(info.title), authors: (info.authors?.elements ?? []).compactMap(Upstream.clean),
-            publisher: Upstream.clean(info.publisher), publishedDate: Upstream.clean(info.publishedDate),
+            publisher: Upstream.clean(info.publisher), publishedDate: Upstream.date(info.publishedDate),
             description: info.description.map(plainText).flatMap(Upstream.clean),
             pageCount: info.pageCount?.integer.flatMap { $0 > 0 ? $0 : nil },
             coverURL: cover(info.imageLinks?.thumbnail ?? info.imageLinks?.smallThumbnail)

@@ -74,7 +74,8 @@ struct FlashCardsSource: DatasetSource {
                 return true
             }
         }
-        let lines = String(String.UnicodeScalarView(visible)).split(separator: "\n").compactMap { Upstream.clean(String($0)) }
+        let lines = String(String.UnicodeScalarView(visible)).split(separator: "\n")
+            .compactMap { Upstream.collapsed(String($0)) }
         let joined = lines.joined(separator: keepingLines ? "\n" : " ")
         guard !joined.isEmpty else { return nil }
         return joined.count <= limit ? joined : String(joined.prefix(limit - 1)) + "…"

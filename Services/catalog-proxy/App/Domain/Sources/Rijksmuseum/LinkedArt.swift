@@ -51,8 +51,11 @@ enum LinkedArt {
         var yearEarly: Int?
         var yearLate: Int?
         var productionPlaces: [String]
-        /// The plaque text, paragraph breaks kept.
+        /// The text about the object, paragraph breaks kept: the plaque (`subject_of[]` in that language →
+        /// `part[]` classified aat:300048722), else the description (`referred_to_by[]` in that language, classified
+        /// aat:300435452; the one also classified "preferred" first).
         var englishDescription: String?
+        var dutchDescription: String?
         var webPage: String?
         var visualItemNumber: String?
     }
@@ -70,7 +73,6 @@ enum LinkedArt {
             .filter { $0.hasType("Name") && !$0.isClassified(as: Vocabulary.formerTitle) }
         let timespan = object.at(.producedBy, .timespan).first
         let datings = timespan?.at(.identifiedBy) ?? []
-        let englishTexts = object.at(.subjectOf).filter { $0.isIn(Vocabulary.english) }
         return ObjectRecord(
             recordNumber: number,
             objectNumber: firstText(of: object.at(.identifiedBy), matching: {
@@ -85,11 +87,29 @@ enum LinkedArt {
             yearEarly: year(timespan?.beginOfTheBegin),
             yearLate: year(timespan?.endOfTheEnd),
             productionPlaces: unique(object.at(.producedBy, .part, .tookPlaceAt).compactMap { label($0.notation) }),
-            englishDescription: englishTexts.flatMap { $0.at(.part) }.lazy
-                .filter { $0.isClassified(as: Vocabulary.plaqueText) }.compactMap { paragraphs($0.content) }.first,
+            englishDescription: description(of: object, in: Vocabulary.english),
+            dutchDescription: description(of: object, in: Vocabulary.dutch),
             webPage: object.at(.subjectOf, .digitallyCarriedBy, .accessPoint).lazy.compactMap { httpsURL($0.id) }.first,
             visualItemNumber: object.at(.shows).lazy.compactMap(\.recordNumber).first
         )
+    }
+
+    /// The object's text in `language`: its plaque, else its description (see ``ObjectRecord/englishDescription``).
+    private static func description(of object: Node, in language: String) -> String? {
+        let plaques = object.at(.subjectOf).filter { $0.isIn(language) }.flatMap { $0.at(.part) }
+            .filter { $0.isClassified(as: Vocabulary.plaqueText) }
+        let descriptions = object.at(.referredToBy)
+            .filter { $0.isIn(language) && $0.isClassified(as: Vocabulary.description) }
+        let preferredFirst = descriptions.filter { $0.isClassified(as: Vocabulary.preferredTerm) }
+            + descriptions.filter { !$0.isClassified(as: Vocabulary.preferredTerm) }
+        return (plaques + preferredFirst).lazy.compactMap { paragraphs($0.content) }.first
+    }
+
+    /// A dating from the machine range alone, for a timespan without a Name: "1642", or "1628 - 1629".
+    static func dating(fromYear early: Int?, to late: Int?) -> String? {
+        guard let early else { return late.map(String.init) }
+        guard let late, late != early else { return String(early) }
+        return "\(early) - \(late)"
     }
 
     /// The record number of the DigitalObject a VisualItem is shown by (digitally_shown_by[0].id), nil when it has
@@ -137,6 +157,8 @@ enum LinkedArt {
         static let invertedName = "http://vocab.getty.edu/aat/300404672"
         static let objectNumber = "http://vocab.getty.edu/aat/300312355"
         static let plaqueText = "http://vocab.getty.edu/aat/300048722"
+        /// "description": the museum's own text about the object, in `referred_to_by`.
+        static let description = "http://vocab.getty.edu/aat/300435452"
         static let formerTitle = "https://id.rijksmuseum.nl/22015528"
 
         /// Getty serves the same ids under https too; one spelling lets them compare equal.
@@ -159,7 +181,8 @@ enum LinkedArt {
             case classifiedAs = "classified_as", identifiedBy = "identified_by", producedBy = "produced_by"
             case carriedOutBy = "carried_out_by", tookPlaceAt = "took_place_at", assignedBy = "assigned_by"
             case subjectOf = "subject_of", digitallyCarriedBy = "digitally_carried_by", accessPoint = "access_point"
-            case digitallyShownBy = "digitally_shown_by", language, part, timespan, assigned, shows
+            case digitallyShownBy = "digitally_shown_by", referredToBy = "referred_to_by"
+            case language, part, timespan, assigned, shows
             case partOf, next, orderedItems
         }
 

@@ -18,7 +18,10 @@ struct RijksmuseumSource: CatalogSource {
     let experience = ExperienceID.rijksmuseum
     let upstreams = [UpstreamName.rijksmuseumSearch, .rijksmuseumRecords]
     /// Each item of a cold page costs three or four record GETs: pages stay small.
-    let maximumPageSize = 30
+    let maximumPageSize = Self.pageSize
+    static let pageSize = 30
+    /// The record GETs one object costs at most: the object, its VisualItem and DigitalObject, a maker's Person.
+    static let recordsPerObject = 4
     let resolvesReferences = true
     /// How long a maker's record is kept for every replica (makers recur across objects).
     let recordLife: TimeInterval
@@ -29,8 +32,6 @@ struct RijksmuseumSource: CatalogSource {
     static let overlapPages = 5
     /// The upstream pages one request reads at most while collecting a page of results.
     static let pagesPerRequest = 5
-    /// Width of a list cell's image, in pixels.
-    static let listImageWidth = 400
 
     init(recordLife: TimeInterval = 7 * 86_400) {
         self.recordLife = recordLife
@@ -182,32 +183,23 @@ struct RijksmuseumSource: CatalogSource {
     func item(_ object: LinkedArt.ObjectRecord, number: String, maker: String?, image: String?) -> CatalogItem {
         CatalogItem(
             id: number, experience: experience, title: object.englishTitle ?? object.dutchTitle ?? number,
-            subtitle: maker, imageURL: image.flatMap(Upstream.secureURL),
+            subtitle: maker, imageURL: image.flatMap(Upstream.secureURL).map(SizedImage.detail),
             artwork: ArtworkFacts(
-                maker: maker, plaqueDescription: object.englishDescription,
-                dating: object.englishDating ?? object.dutchDating, year: object.yearEarly,
-                productionPlaces: object.productionPlaces, webPage: object.webPage
+                maker: maker, plaqueDescription: object.englishDescription ?? object.dutchDescription,
+                plaqueLanguage: object.englishDescription != nil ? "en" : object.dutchDescription != nil ? "nl" : nil,
+                dating: object.englishDating ?? object.dutchDating
+                    ?? LinkedArt.dating(fromYear: object.yearEarly, to: object.yearLate),
+                year: object.yearEarly, productionPlaces: object.productionPlaces, webPage: object.webPage
             )
         )
     }
 
-    /// A list cell: the image at list size, no plaque text.
+    /// A list cell: the image at a cell's size (IIIF and Google-hosted alike), no plaque text.
     func listing(of item: CatalogItem) -> CatalogItem {
         var listed = item
-        listed.imageURL = item.imageURL.map { Self.iiif($0, width: Self.listImageWidth) }
+        listed.imageURL = item.imageURL.map(SizedImage.cell)
         listed.artwork?.plaqueDescription = nil
+        listed.artwork?.plaqueLanguage = nil
         return listed
-    }
-
-    /// An IIIF image URL (`…/full/max/0/default.jpg`) at `width` pixels wide; any other URL as it is.
-    static func iiif(_ url: String, width: Int) -> String {
-        guard var components = URLComponents(string: url) else { return url }
-        var segments = components.path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard segments.count >= 5, segments[segments.count - 4] == "full",
-              segments[segments.count - 1].hasPrefix("default.")
-        else { return url }
-        segments[segments.count - 3] = "\(width),"
-        components.path = segments.joined(separator: "/")
-        return components.string ?? url
     }
 }
