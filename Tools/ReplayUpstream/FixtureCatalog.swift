@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// The recorded upstream responses, loaded once, and the answers built from them.
 ///
@@ -33,6 +34,20 @@ struct FixtureCatalog: Sendable {
         mobiles = try MobilesFixtures(root: root)
         flashCards = try FlashCardsFixtures(root: root)
     }
+
+    /// The catalog of `root`, built once per process: building it composes thousands of JSON documents, which every
+    /// replay of a test run would otherwise do again, side by side (and corelibs Foundation's JSONSerialization has
+    /// crashed, sorting keys, when many did at once).
+    static func loaded(root: URL) throws -> FixtureCatalog {
+        try built.withLock { catalogs in
+            if let catalog = catalogs[root.standardizedFileURL.path] { return catalog }
+            let catalog = try FixtureCatalog(root: root)
+            catalogs[root.standardizedFileURL.path] = catalog
+            return catalog
+        }
+    }
+
+    private static let built = Locked<[String: FixtureCatalog]>([:])
 
     /// Every event of every recorded search, once each (the first recording of an id wins).
     private static func loadEvents(_ root: URL) throws -> [Recorded] {

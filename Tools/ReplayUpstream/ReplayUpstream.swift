@@ -94,7 +94,7 @@ public final class ReplayUpstream: Sendable {
     private let requests = Locked<[LoggedRequest]>([])
 
     public init(fixtures root: URL, museumDataHost: String? = nil) throws {
-        fixtures = try FixtureCatalog(root: root)
+        fixtures = try FixtureCatalog.loaded(root: root)
         self.museumDataHost = museumDataHost
     }
 
