@@ -87,6 +87,8 @@ start_e2e_stack() {
         rm -rf "$E2E_DIR"
     fi
     mkdir -p "$E2E_DIR"
+    # Fast polls and short lifetimes, so the tests see background work at once; per-client limits and the password
+    # queues raised, since the journeys sign dozens of users up and in at once from one address.
     printf '%s\n' "ERASURE_POLL_SECONDS=1" "REVOCATION_POLL_MS=500" "REFRESH_REUSE_GRACE_SECONDS=2" \
         "CATALOG_USER_RATE_PER_SECOND=1000" \
         "CATALOG_USER_UPSTREAM_SHARE_PERCENT=100" \
@@ -95,7 +97,7 @@ start_e2e_stack() {
         "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
         "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
         "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" "BCRYPT_COST=4" \
-        "SIGNUPS_PER_CLIENT=100000" \
+        "SIGNUPS_PER_CLIENT=100000" "BCRYPT_HASH_QUEUE=1000" "BCRYPT_CHECK_QUEUE=10000" \
         "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$E2E_OTLP_PORT" "OTEL_BSP_SCHEDULE_DELAY=200" \
         >"$E2E_DIR/service.env"
     start_otlp_sink
