@@ -23,6 +23,14 @@ import Testing
         }
     }
 
+    /// Until the replica holds `streams` open streams (its `/metrics`), however slowly a busy machine opens them.
+    static func waitUntilOpen(_ api: FavoritesHarness, streams: Int) async throws {
+        let gauge = try await eventually({
+            try await api.client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+        }, until: { $0.contains("favorites_streams_open \(streams)") })
+        try #require(gauge.contains("favorites_streams_open \(streams)"), "the stream did not open")
+    }
+
     @Test func anExpiredTokenEndsItsStreamAfterWhatTheLogHeld() async throws {
         try await FavoritesHarness.run { api in
             let user = try await api.user()
@@ -45,13 +53,12 @@ import Testing
         try await FavoritesHarness.run(environment: ["PROFILE_POLL_MS": "100"]) { api in
             let user = try await api.user()
             let other = try await api.user()
-            async let streamed = Self.stream(api, user: user.id, lifetime: 3)
-            try await Task.sleep(for: .milliseconds(700))
+            async let streamed = Self.stream(api, user: user.id, lifetime: 10)
+            try await Self.waitUntilOpen(api, streams: 1)
             let change = api.authority.profileChanges.change(user.id, experience: .bestsellers,
                                                              preferences: ["defaultCategory": "hardcover-fiction"],
                                                              displayName: "Ana")
             api.authority.profileChanges.change(other.id, experience: .mobiles)  // someone else's: not on this stream
-            try await Task.sleep(for: .milliseconds(700))
             #expect(try await api.call(.put, "/v1/favorites/mobiles/1", as: user).status == .created)
             let events = try await streamed.body.components(separatedBy: "\n\n").filter { !$0.isEmpty && !$0.hasPrefix(":") }
             let profiles = events.filter { $0.hasPrefix("event: profile\n") }
@@ -76,14 +83,8 @@ import Testing
     /// With room for one stream, a second one is refused with 503 and `Retry-After` while the first is open.
     @Test func aFullReplicaRefusesAnotherStream() async throws {
         try await FavoritesHarness.run(environment: ["FAVORITES_STREAMS_MAX": "1"]) { api in
-            async let first = Self.stream(api, user: UUID(), lifetime: 3)
-            var open = false
-            for _ in 0..<100 where !open {
-                let metrics = try await api.client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
-                open = metrics.contains("favorites_streams_open 1")
-                if !open { try await Task.sleep(for: .milliseconds(50)) }
-            }
-            #expect(open)
+            async let first = Self.stream(api, user: UUID(), lifetime: 10)
+            try await Self.waitUntilOpen(api, streams: 1)
             let (status, headers, body) = try await Self.stream(api, user: UUID(), lifetime: 3)
             #expect(status == .serviceUnavailable)
             #expect(headers[.retryAfter] == "2")
