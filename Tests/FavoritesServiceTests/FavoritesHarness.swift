@@ -80,6 +80,8 @@ struct FavoritesHarness: Sendable {
                     "GOOGLE_BOOKS_URL": peer, "FLASHCARDS_URL": peer,
                     "TICKETMASTER_API_KEY": "k", "CATALOG_USER_RATE_PER_SECOND": "1000",
                     "CATALOG_USER_UPSTREAM_SHARE_PERCENT": "100",
+                    // These tests are of favorites: a busy machine's slow replay must not read as an upstream outage.
+                    "UPSTREAM_TIMEOUT_MS": "20000", "CATALOG_PAGE_DEADLINE_MS": "20000",
                 ])
                 // The phones are the loaded dataset, as the stack loads it.
                 _ = try await CatalogProxy.loadDataset("mobiles", files: [

@@ -45,9 +45,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(500))
         #expect(await pool.isReady(timeout: .seconds(1)) == false)
         try cluster.start()
-        // Recovery needs no restart of the pool: within a few seconds writes succeed again.
+        // Recovery needs no restart of the pool: writes succeed again (within seconds; the limit is for a busy machine).
         let before = await outcomes.successes
-        try await waitUntil(limit: .seconds(10)) { await outcomes.successes > before + 20 }
+        try await waitUntil(limit: .seconds(30)) { await outcomes.successes > before + 20 }
         load.cancel()
         await load.value
 

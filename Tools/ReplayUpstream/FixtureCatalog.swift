@@ -36,8 +36,8 @@ struct FixtureCatalog: Sendable {
     }
 
     /// The catalog of `root`, built once per process: building it composes thousands of JSON documents, which every
-    /// replay of a test run would otherwise do again, side by side (and corelibs Foundation's JSONSerialization has
-    /// crashed, sorting keys, when many did at once).
+    /// replay of a test run would otherwise do again, side by side. (Composed bodies are written without sorted keys:
+    /// corelibs Foundation's JSONSerialization has crashed sorting them, on a freed bridged string.)
     static func loaded(root: URL) throws -> FixtureCatalog {
         try built.withLock { catalogs in
             if let catalog = catalogs[root.standardizedFileURL.path] { return catalog }

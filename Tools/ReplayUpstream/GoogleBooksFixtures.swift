@@ -67,7 +67,7 @@ struct GoogleBooksFixtures: Sendable {
             "code": code, "message": quotaMessage,
             "errors": [["message": quotaMessage, "domain": domain, "reason": reason]], "status": status,
         ]
-        return try JSONSerialization.data(withJSONObject: ["error": error], options: [.sortedKeys])
+        return try JSONSerialization.data(withJSONObject: ["error": error])
     }
 
     private static func items(_ body: [String: Any]) -> [[String: Any]] {

@@ -37,7 +37,7 @@ struct MobilesFixtures: Sendable {
     }
 
     private static func encode(_ value: Any) throws -> Data {
-        try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+        try JSONSerialization.data(withJSONObject: value, options: [.withoutEscapingSlashes])
     }
 
     func mobiles() -> (Int, Data) { (200, listBody) }

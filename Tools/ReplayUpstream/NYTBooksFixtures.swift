@@ -77,7 +77,7 @@ struct NYTBooksFixtures: Sendable {
     }
 
     private static func encode(_ body: [String: Any]) throws -> Data {
-        try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes])
+        try JSONSerialization.data(withJSONObject: body, options: [.withoutEscapingSlashes])
     }
 
     // MARK: Answers

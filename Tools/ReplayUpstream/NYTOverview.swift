@@ -49,7 +49,7 @@ struct NYTOverview: Sendable {
             ]
             return try JSONSerialization.data(
                 withJSONObject: ["status": "OK", "copyright": copyright, "num_results": total, "results": results],
-                options: [.sortedKeys, .withoutEscapingSlashes])
+                options: [.withoutEscapingSlashes])
         }
         full = try body(booksPerList: nil)
         topFive = try body(booksPerList: 5)

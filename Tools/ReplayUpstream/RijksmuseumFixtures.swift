@@ -68,7 +68,7 @@ struct RijksmuseumFixtures: Sendable {
     func record(number: String) throws -> (Int, Data) {
         if let record = records[number] { return (200, record) }
         let body = ["error": "not found", "id": Self.uri(number)]
-        return (404, try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return (404, try JSONSerialization.data(withJSONObject: body, options: [.withoutEscapingSlashes]))
     }
 
     // MARK: Search

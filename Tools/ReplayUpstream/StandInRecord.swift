@@ -76,6 +76,6 @@ enum StandInRecord {
 
     static func encode(_ record: [String: Any]) throws -> Data {
         try JSONSerialization.data(withJSONObject: record,
-                                   options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+                                   options: [.prettyPrinted, .withoutEscapingSlashes])
     }
 }

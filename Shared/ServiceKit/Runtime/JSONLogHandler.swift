@@ -27,27 +27,51 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var fields: [String: Any] = [
-            "time": Self.timestamp(),
-            "level": event.level.rawValue,
-            "logger": label,
-            "message": event.message.description,
+        var fields: [String: Field] = [
+            "time": .text(Self.timestamp()),
+            "level": .text(event.level.rawValue),
+            "logger": .text(label),
+            "message": .text(event.message.description),
         ]
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        for (key, value) in merged where fields[key] == nil { fields[key] = Self.plain(value) }
-        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        for (key, value) in merged where fields[key] == nil { fields[key] = Field(value) }
+        guard var line = try? Self.encoder.encode(fields) else { return }
         line.append(UInt8(ascii: "\n"))
         Self.output.withLock { _ in FileHandle.standardOutput.write(line) }
     }
 
-    private static func plain(_ value: Logger.Metadata.Value) -> Any {
-        switch value {
-        case .string(let string): string
-        case .stringConvertible(let convertible): convertible.description
-        case .array(let array): array.map(plain)
-        case .dictionary(let dictionary): dictionary.mapValues(plain)
+    /// JSONEncoder (Swift all through) rather than JSONSerialization, whose sorting of keys in corelibs Foundation
+    /// has crashed on a freed bridged string.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// A metadata value as the line writes it.
+    private enum Field: Encodable {
+        case text(String)
+        case list([Field])
+        case object([String: Field])
+
+        init(_ value: Logger.Metadata.Value) {
+            switch value {
+            case .string(let string): self = .text(string)
+            case .stringConvertible(let convertible): self = .text(convertible.description)
+            case .array(let array): self = .list(array.map(Field.init))
+            case .dictionary(let dictionary): self = .object(dictionary.mapValues(Field.init))
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .list(let list): try container.encode(list)
+            case .object(let object): try container.encode(object)
+            }
         }
     }
 
