@@ -195,17 +195,24 @@ import Testing
             _ = try await api.signUp(email: email)
             _ = try await api.call(.post, "/v1/auth/password-reset", json: PasswordResetRequest(email: email))
             let first = try await Inbox(server: server).link(to: email, subject: "Reset your FavoriteMe password")
+            // Delivered as the outbox knows it too: on a busy machine the server's last reply can come after the mail
+            // is in the inbox, and a mail not known as delivered is replaced by the next request's.
+            let pool = database.makePool(size: 1)
+            _ = try await eventually({
+                try await pool.query("SELECT count(*) FROM auth.mail_outbox WHERE purpose = 'password-reset'")
+                    .single().decode(Int.self, at: 0)
+            }, until: { $0 == 0 })
             server.stop()
 
             _ = try await api.call(.post, "/v1/auth/password-reset", json: PasswordResetRequest(email: email))
-            let pool = database.makePool(size: 1)
             _ = try await eventually({
                 try await pool.query("""
                     SELECT coalesce(max(attempts), 0) FROM auth.mail_outbox WHERE purpose = 'password-reset'
                     """).single().decode(Int.self, at: 0)
             }, until: { $0 >= 2 })
             await pool.close()
-            #expect(try await api.call(.get, first.pathAndQuery).status == .ok)  // the failed attempts left it be
+            let kept = try await api.call(.get, first.pathAndQuery).status
+            #expect(kept == .ok, "the first link answered \(kept)")  // the failed attempts left it be
 
             let restarted = try await MailServer.start(port: port)
             defer { restarted.stop() }
