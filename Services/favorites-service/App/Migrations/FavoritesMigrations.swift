@@ -119,5 +119,17 @@ enum FavoritesMigrations {
             END;
             $$;
             """),
+        Migration(12, "lean_writes", sql: """
+            -- A write is one pipeline (issue #50): BEGIN, the stream's lock, one statement that decides, appends,
+            -- changes the view and answers (FavoritesWriteStatements), COMMIT. What it no longer needs goes.
+            DROP FUNCTION favorites_write_state(text, uuid, text, text, text, uuid);
+            -- Item copies are kept as catalog-proxy sent them and served as stored: json keeps the text (and checks
+            -- it is JSON), where jsonb parsed every copy into a tree on each write and printed it again on each read.
+            ALTER TABLE favorites ALTER COLUMN item TYPE json USING item::json;
+            -- No query reads it (the title check compares lower(normalize(btrim(title), NFC)) among the user's
+            -- favorites of the experience, reached by the primary key), yet every favorite written paid for it.
+            DROP INDEX favorites_by_title;
+            """),
+        Migration(13, "lean_log", sql: EventStoreSchema.leanLogSQL),
     ]
 }
