@@ -131,5 +131,29 @@ enum FavoritesMigrations {
             DROP INDEX favorites_by_title;
             """),
         Migration(13, "lean_log", sql: EventStoreSchema.leanLogSQL),
+        Migration(14, "cell_sized_favorites", sql: """
+            -- Pictures at a list cell's size, as SizedImage.cell asks for them, in the view's rows once, so that a list
+            -- serves each stored item as it is: favorites recorded before the catalog sized the museum's pictures
+            -- ask for the original (Google-hosted `=s0`, several megabytes; IIIF `full/max`). Google-hosted: the size
+            -- suffix (from the name's last `=`) becomes `=s400`; IIIF: the size segment becomes `400,`. The events
+            -- keep what the catalog answered then: they are sized where they are read (FavoriteSnapshot.sized).
+            CREATE FUNCTION pg_temp.cell_sized(url text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+                SELECT CASE
+                    WHEN url ~* '^https?://[^/?#]*\\.(googleusercontent|ggpht)\\.com/([^?#]*/)?[^/?#=][^/?#]*$'
+                        THEN regexp_replace(url, '=[^/=]*$', '') || '=s400'
+                    WHEN url ~ '/full/[^/?#]*/[^/?#]*/default\\.[^/?#]*([?#]|$)'
+                        THEN regexp_replace(url, '/full/[^/?#]*/([^/?#]*/default\\.[^/?#]*)([?#]|$)', '/full/400,/\\1\\2')
+                    ELSE url
+                END
+            $$;
+            UPDATE favorites
+               SET image_url = pg_temp.cell_sized(image_url),
+                   item = CASE WHEN item->>'imageURL' IS NULL THEN item
+                               ELSE (item::jsonb || jsonb_build_object('imageURL', pg_temp.cell_sized(item->>'imageURL')))::json
+                          END
+             WHERE image_url IS DISTINCT FROM pg_temp.cell_sized(image_url)
+                OR item->>'imageURL' IS DISTINCT FROM pg_temp.cell_sized(item->>'imageURL');
+            DROP FUNCTION pg_temp.cell_sized(text);
+            """),
     ]
 }

@@ -132,8 +132,7 @@ struct FavoritesController: Sendable {
         guard let page else {
             return .notModified(headers: [.eTag: etag(version), .cacheControl: "no-store"])
         }
-        return try ServiceJSON.encoder.encode(page)
-            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
+        return try StoredJSON.page(page).jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
     }
 
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.

@@ -52,7 +52,7 @@ struct FavoritesStore: Sendable {
     /// between. Items without the value sorted on come last, by id.
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
                      limit: Int, on connection: isolated PostgresConnection) async throws
-        -> [(favorite: Favorite, version: Int64)]
+        -> [(stored: StoredFavorite, version: Int64)]
     {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
@@ -76,7 +76,7 @@ struct FavoritesStore: Sendable {
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 14)) }
+        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, at: 14)) }
     }
 
     /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
@@ -139,26 +139,30 @@ struct FavoritesStore: Sendable {
         }
     }
 
-    /// The `item` column as it is written: ISO 8601 dates (an event's start).
-    private static let cellDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
-
-    /// A row of ``columns``.
-    static func favorite(_ row: PostgresRow) throws -> Favorite {
+    /// A row of ``columns``: its item as stored. A favorite recorded before items were kept (`item` NULL) gets the
+    /// one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
+    static func stored(_ row: PostgresRow) throws -> StoredFavorite {
         let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
             try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
         let rank = try row.decode(Int?.self, at: 10)
         let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
         let written = try row.decode(Bool.self, at: 12)
-        let item = try row.decode(String?.self, at: 13).flatMap { try? cellDecoder.decode(CatalogItem.self, from: Data($0.utf8)) }
-        // Through the snapshot, so that a row without `item` (an earlier favorite) gets it rebuilt from its columns.
-        let snapshot = FavoriteSnapshot(Favorite(
+        let favorite = Favorite(
             experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
             imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime, rank: rank,
-            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at, item: item))
-        return Favorite(snapshot, favoritedAt: at)
+            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
+        guard let item = try row.decode(String?.self, at: 13) else {
+            let rebuilt = String(decoding: try cellEncoder.encode(FavoriteSnapshot(favorite).cellItem), as: UTF8.self)
+            return StoredFavorite(favorite: favorite, item: rebuilt)
+        }
+        return StoredFavorite(favorite: favorite, item: item)
     }
+
+    /// As writes keep the `item` column (``PostgresJSON``): sorted keys, ISO 8601 dates.
+    private static let cellEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
 }
