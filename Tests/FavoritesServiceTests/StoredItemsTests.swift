@@ -36,6 +36,50 @@ import Testing
         }
     }
 
+    /// The changes feed and the change stream carry an added favorite's item as its event recorded it; a picture
+    /// recorded at its original size is set to a cell's in place, the rest of the bytes as they are.
+    @Test func aChangeServesItsItemAsRecorded() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            #expect(try await api.call(.put, FavoritesAPITests.nightWatch, as: ana).status == .created)
+            let google = "https://lh3.googleusercontent.com/01vnwH71IfMYDsosPltpROvWfEDy"
+            let recorded = #"{"id":  "RP-P-1", "experience":"rijksmuseum", "title":"Kept", "imageURL":"\#(google)=s0", "z":[1, {"a": "}"}]}"#
+            let served = recorded.replacingOccurrences(of: "=s0", with: "=s400")
+            try await api.withPool { pool in
+                let data = #"{"experience":"rijksmuseum","itemId":"RP-P-1","title":"Kept","item":"# + recorded + "}"
+                try await pool.query("""
+                    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
+                    VALUES (\(FavoritesStore.stream(of: ana.id)), 2, \(UUID()), 'favorite-added', 1, \(data)::json,
+                            '{}'::json)
+                    """)
+            }
+            let feed = try await api.call(.get, "/v1/favorites/changes?since=1", as: ana)
+            #expect(feed.status == .ok)
+            let body = String(buffer: feed.body)
+            #expect(body.hasPrefix(#"{"changes":[{"favorite":{"item":"# + served + ","), "\(body)")
+            let changes = try ServiceJSON.decoder.decode(FavoriteChanges.self, from: Data(body.utf8))
+            #expect(changes.changes.map(\.itemId) == ["RP-P-1"] && changes.version == 2)
+            #expect(changes.changes.first?.favorite?.item?.imageURL == google + "=s400")
+            let everything = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana)
+                .decode(FavoriteChanges.self)
+            #expect(everything.changes.first?.favorite?.item?.id == "SK-C-5")
+        }
+    }
+
+    /// A member's value is found in an object's text whatever it holds (strings with braces and escapes, nesting).
+    @Test func aMembersValueIsFoundInTheText() {
+        let text = Array(#"{"a": "x}\"y", "b" :{"c":[1,{"d":"]"}]} , "n":-1.5e3,"item":{"k":true}}"#.utf8)
+        func value(_ key: String) -> String? {
+            JSONText.valueRange(of: key, in: text).map { String(decoding: text[$0], as: UTF8.self) }
+        }
+        #expect(value("a") == #""x}\"y""#)
+        #expect(value("b") == #"{"c":[1,{"d":"]"}]}"#)
+        #expect(value("n") == "-1.5e3")
+        #expect(value("item") == #"{"k":true}"#)
+        #expect(value("c") == nil && value("missing") == nil)
+        #expect(JSONText.valueRange(of: "a", in: Array("[1]".utf8)) == nil)
+    }
+
     /// A page of favorites as stored reads back as the Contracts' `FavoritePage`, items and cursor included.
     @Test func aStoredPageReadsAsAFavoritePage() throws {
         let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch",

@@ -154,8 +154,8 @@ struct FavoritesController: Sendable {
         guard let since = Int64(sinceText), since >= 0 else {
             throw ServiceProblem.validation([FieldError(field: "since", message: "must be a version (0 or more)")])
         }
-        let body = try await listChanges(of: context.user.userID, since: since)
-        return try ServiceJSON.encoder.encode(body)
+        let (changes, version, hasMore) = try await listChanges(of: context.user.userID, since: since)
+        return try StoredJSON.changes(changes, version: version, hasMore: hasMore)
             .conditionalJSONResponse(to: request, headers: [.cacheControl: "no-store"])
     }
 
