@@ -136,8 +136,9 @@ enum FavoritesMigrations {
             -- serves each stored item as it is: favorites recorded before the catalog sized the museum's pictures
             -- ask for the original (Google-hosted `=s0`, several megabytes; IIIF `full/max`). Google-hosted: the size
             -- suffix (from the name's last `=`) becomes `=s400`; IIIF: the size segment becomes `400,`. The events
-            -- keep what the catalog answered then: they are sized where they are read (FavoriteSnapshot.sized).
-            CREATE FUNCTION pg_temp.cell_sized(url text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+            -- keep what the catalog answered then: they are sized where they are read (FavoriteSnapshot.sized). The
+            -- rule is a function for this migration only (the service's role may not create temporary objects).
+            CREATE FUNCTION favorites_cell_sized(url text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
                 SELECT CASE
                     WHEN url ~* '^https?://[^/?#]*\\.(googleusercontent|ggpht)\\.com/([^?#]*/)?[^/?#=][^/?#]*$'
                         THEN regexp_replace(url, '=[^/=]*$', '') || '=s400'
@@ -147,13 +148,13 @@ enum FavoritesMigrations {
                 END
             $$;
             UPDATE favorites
-               SET image_url = pg_temp.cell_sized(image_url),
+               SET image_url = favorites_cell_sized(image_url),
                    item = CASE WHEN item->>'imageURL' IS NULL THEN item
-                               ELSE (item::jsonb || jsonb_build_object('imageURL', pg_temp.cell_sized(item->>'imageURL')))::json
+                               ELSE (item::jsonb || jsonb_build_object('imageURL', favorites_cell_sized(item->>'imageURL')))::json
                           END
-             WHERE image_url IS DISTINCT FROM pg_temp.cell_sized(image_url)
-                OR item->>'imageURL' IS DISTINCT FROM pg_temp.cell_sized(item->>'imageURL');
-            DROP FUNCTION pg_temp.cell_sized(text);
+             WHERE image_url IS DISTINCT FROM favorites_cell_sized(image_url)
+                OR item->>'imageURL' IS DISTINCT FROM favorites_cell_sized(item->>'imageURL');
+            DROP FUNCTION favorites_cell_sized(text);
             """),
     ]
 }
