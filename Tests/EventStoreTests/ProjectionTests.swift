@@ -11,7 +11,8 @@ import Testing
         Migration(1, "event_store", sql: EventStoreSchema.sql),
         Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
         Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
-        Migration(4, "ledger", sql: """
+        Migration(4, "lean_log", sql: EventStoreSchema.leanLogSQL),
+        Migration(5, "ledger", sql: """
             CREATE TABLE ledger (position bigint PRIMARY KEY, stream_id text NOT NULL, version bigint NOT NULL);
             """),
     ])]

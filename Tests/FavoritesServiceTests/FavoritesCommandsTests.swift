@@ -1,89 +1,154 @@
 @testable import FavoritesService
+import AsyncHTTPClient
 import Contracts
+import CoreMetrics
+import EventStore
 import Foundation
+import Logging
+import Postgres
+import ServiceKit
+import TestSupport
 import Testing
 
-/// The write rules, decided on a user's state without a database: room, titles, retries, and when nothing is written.
+/// The write rules, as each write's one statement decides them under the stream's lock (FavoritesWriteStatements),
+/// on a real PostgreSQL: room, titles, retries, and when nothing is written.
 @Suite struct FavoritesCommandsTests {
-    static let now = Date(timeIntervalSince1970: 1_795_367_280.123_456)
-    static let radiohead = Favorite(experience: .ticketmaster, itemId: "G5diZfkn0B-bh", title: "Radiohead",
-                                    subtitle: nil, imageURL: nil, price: 59.5, rating: nil,
-                                    favoritedAt: Date(timeIntervalSince1970: 1_700_000_000.5))
-    static let snapshot = FavoriteSnapshot(radiohead)
+    /// The commands on one database, a user's stream and its events.
+    struct Commands: Sendable {
+        let pool: DatabasePool
+        let writer: FavoritesWriter
+        let recent = RecentItems(lifetime: .seconds(600))
+        let maximum = 3
 
-    static func state(item: Favorite? = nil, count: Int = 0, holder: WriteState.TitleHolder? = nil,
-                      earlier: FavoriteEvent? = nil) -> WriteState {
-        WriteState(version: 7, earlier: earlier.map { EarlierEvent(event: $0, recordedAt: now) }, item: item,
-                   count: count, titleHolder: holder)
-    }
+        func favorite(_ itemId: String, in experience: ExperienceID = .rijksmuseum, by request: WriteRequest)
+            async throws -> Favorited
+        {
+            if recent.item(itemId, in: experience) == nil {
+                recent.remember(CatalogItem(id: itemId, experience: experience, title: "Painting \(itemId)"))
+            }
+            let favorite = FavoriteItem(
+                writer: writer, catalog: CatalogLookup(peer: PeerRequest(baseURL: "http://127.0.0.1:9",
+                                                                         httpClient: .shared)),
+                recent: recent, maximumFavorites: maximum)
+            return try await favorite(itemId, in: try #require(Experience.named(experience)), by: request,
+                                      call: .init(bearer: "", logger: Logger(label: "commands")))
+        }
 
-    @Test func aNewFavoriteIsAddedWhileThereIsRoom() throws {
-        let decision = try FavoritesCommands.favorite(Self.snapshot, in: Self.state(count: 4), maximum: 5,
-                                                      isKeyed: false, at: Self.now)
-        #expect(decision.event == .added(Self.snapshot))
-        #expect(decision.outcome == .created(Favorite(Self.snapshot, favoritedAt: Self.now)))
-        #expect(throws: FavoritesRefusal.limitReached(count: 5, experience: "ticketmaster")) {
-            try FavoritesCommands.favorite(Self.snapshot, in: Self.state(count: 5), maximum: 5, isKeyed: false,
-                                           at: Self.now)
+        func card(_ title: String, by request: WriteRequest) async throws -> Favorite {
+            let card = try Card.checked(CardDraft(title: title, facts: ["one", "two"])).get()
+            return try await WriteCard(writer: writer, maximumFavorites: maximum)(
+                card, in: try #require(Experience.named(.flashcards)), by: request)
+        }
+
+        func events(of user: UUID) async throws -> [String] {
+            try await EventStore.read(FavoritesStore.stream(of: user), pool: pool).map(\.type)
         }
     }
 
-    /// One kept already needs no room: it adds nothing, and answers 200 with the favorite as kept.
-    @Test func aFavoriteOfAFavoriteWritesNothingUnlessKeyed() throws {
-        let full = Self.state(item: Self.radiohead, count: 5)
-        let plain = try FavoritesCommands.favorite(Self.snapshot, in: full, maximum: 5, isKeyed: false, at: Self.now)
-        #expect(plain.event == nil && plain.outcome == .existing(Self.radiohead))
-        let keyed = try FavoritesCommands.favorite(Self.snapshot, in: full, maximum: 5, isKeyed: true, at: Self.now)
-        #expect(keyed.event == .confirmed(Self.snapshot, favoritedAt: Self.radiohead.favoritedAt))
-        #expect(keyed.outcome == .existing(Self.radiohead))
-    }
-
-    /// A retry answers as the first request did, before any check (the limit is reached meanwhile, the item gone),
-    /// and writes nothing again.
-    @Test func aRetryGetsTheFirstAnswerAndWritesNothing() throws {
-        let added = Self.state(count: 5, earlier: .added(Self.snapshot))
-        let retried = try FavoritesCommands.favorite(Self.snapshot, in: added, maximum: 5, isKeyed: true, at: Date())
-        #expect(retried.event == nil && retried.outcome == .created(Favorite(Self.snapshot, favoritedAt: Self.now)))
-        let confirmed = Self.state(earlier: .confirmed(Self.snapshot, favoritedAt: Self.radiohead.favoritedAt))
-        let again = try FavoritesCommands.favorite(Self.snapshot, in: confirmed, maximum: 5, isKeyed: true, at: Date())
-        #expect(again.event == nil
-            && again.outcome == .existing(Favorite(Self.snapshot, favoritedAt: Self.radiohead.favoritedAt)))
-    }
-
-    @Test func aTitleIsKeptOnceWhereUsersWriteItems() throws {
-        let card = FavoriteSnapshot(card: try Card.checked(CardDraft(title: "Ciao", facts: ["hi", "bye"])).get(),
-                                    experience: .flashcards, itemId: "own-1")
-        let taken = Self.state(count: 1, holder: .init(itemId: "own-0", title: "ciao "))
-        #expect(throws: FavoritesRefusal.titleTaken(by: "ciao ")) {
-            try FavoritesCommands.writeCard(card, in: taken, maximum: 5, at: Self.now)
+    static func withCommands(_ body: (Commands) async throws -> Void) async throws {
+        let migrator = Migrator(schema: "favorites", migrations: FavoritesMigrations.all)
+        try await withTestPool(migrators: [migrator], size: 2, searchPath: "favorites") { pool, _ in
+            let writer = FavoritesWriter(store: FavoritesStore(pool: pool),
+                                         notifier: EventNotifier(pool: pool, channel: "unheard"),
+                                         metrics: NOOPMetricsHandler.instance)
+            try await body(Commands(pool: pool, writer: writer))
         }
-        // The item holding the title is the one being favorited again: nothing is taken.
-        let own = Self.state(item: Favorite(card, favoritedAt: Self.now), count: 1,
-                             holder: .init(itemId: "own-1", title: "Ciao"))
-        #expect(try FavoritesCommands.favorite(card, in: own, maximum: 5, isKeyed: false, at: Self.now).event == nil)
-        let written = try FavoritesCommands.writeCard(card, in: Self.state(count: 4), maximum: 5, at: Self.now)
-        #expect(written.event == .cardWritten(card) && written.outcome == Favorite(card, favoritedAt: Self.now))
-        #expect(throws: FavoritesRefusal.limitReached(count: 5, experience: "flashcards")) {
-            try FavoritesCommands.writeCard(card, in: Self.state(count: 5), maximum: 5, at: Self.now)
+    }
+
+    static func plain(_ user: UUID) -> WriteRequest {
+        WriteRequest(user: user, eventID: nil, id: UUID(), requestID: "commands")
+    }
+
+    static func keyed(_ user: UUID) -> WriteRequest {
+        let id = UUID()
+        return WriteRequest(user: user, eventID: id, id: id, requestID: "commands")
+    }
+
+    /// The limit is counted only once the stream is long enough to have reached it; then the write is decided again,
+    /// counted. One kept already needs no room.
+    @Test func aNewFavoriteNeedsRoomEvenInALongStream() async throws {
+        try await Self.withCommands { commands in
+            let user = UUID()
+            for item in ["a", "b", "c"] { _ = try await commands.favorite(item, by: Self.plain(user)) }
+            try await UnfavoriteItem(writer: commands.writer)("c", in: .rijksmuseum, by: Self.plain(user))
+            // Four events, two favorites: counted, there is room.
+            for item in ["b", "e"] { _ = try await commands.favorite(item, by: Self.plain(user)) }
+            await #expect(throws: FavoritesRefusal.limitReached(count: 3, experience: "rijksmuseum")) {
+                try await commands.favorite("f", by: Self.plain(user))
+            }
+            let again = try await commands.favorite("a", by: Self.plain(user))
+            guard case .existing(let kept) = again else { Issue.record("\(again)"); return }
+            #expect(kept.itemId == "a")
+            // Other experiences have room of their own.
+            _ = try await commands.favorite("g", in: .ticketmaster, by: Self.plain(user))
+            #expect(try await commands.events(of: user).count == 6)
+        }
+    }
+
+    /// A favorite of a favorite writes nothing, unless keyed: then its answer is recorded for its retry.
+    @Test func aFavoriteOfAFavoriteWritesNothingUnlessKeyed() async throws {
+        try await Self.withCommands { commands in
+            let user = UUID()
+            let created = try await commands.favorite("a", by: Self.plain(user))
+            guard case .created(let first) = created else { Issue.record("\(created)"); return }
+            #expect(try await commands.favorite("a", by: Self.plain(user)) == .existing(first))
+            #expect(try await commands.favorite("a", by: Self.keyed(user)) == .existing(first))
+            #expect(try await commands.events(of: user) == [FavoriteEvent.addedType, FavoriteEvent.confirmedType])
+        }
+    }
+
+    /// A retry answers as the first request did, whatever happened since (the item removed, the limit reached), and
+    /// writes nothing again.
+    @Test func aRetryGetsTheFirstAnswerAndWritesNothing() async throws {
+        try await Self.withCommands { commands in
+            let user = UUID()
+            let request = Self.keyed(user)
+            let first = try await commands.favorite("a", by: request)
+            try await UnfavoriteItem(writer: commands.writer)("a", in: .rijksmuseum, by: Self.plain(user))
+            for item in ["b", "c", "d"] { _ = try await commands.favorite(item, by: Self.plain(user)) }
+            #expect(try await commands.favorite("a", by: request) == first)
+            let card = Self.keyed(user)
+            let written = try await commands.card("Owl", by: card)
+            #expect(try await commands.card("Owl", by: card) == written)
+            #expect(try await commands.events(of: user).count == 6)
+        }
+    }
+
+    /// Where users write items, a title is kept once, without case or surrounding spaces.
+    @Test func aTitleIsKeptOnceWhereUsersWriteItems() async throws {
+        try await Self.withCommands { commands in
+            let user = UUID()
+            _ = try await commands.card("Ciao", by: Self.plain(user))
+            await #expect(throws: FavoritesRefusal.titleTaken(by: "Ciao")) {
+                try await commands.card("ciao", by: Self.plain(user))
+            }
+            _ = try await commands.card("Ciao", by: Self.plain(UUID()))  // another user's cards are theirs
+            #expect(try await commands.events(of: user) == [FavoriteEvent.cardWrittenType])
         }
     }
 
     /// Nothing to remove writes nothing, unless keyed (the event is how its retry is recognised); a retry never
-    /// writes again, even when there is something to remove now.
-    @Test func removalsWriteWhatRemovesSomethingOrAKey() {
-        let experience = ExperienceID.ticketmaster
-        let id = Self.radiohead.itemId
-        #expect(FavoritesCommands.unfavorite(id, of: experience, in: Self.state(), isKeyed: false) == nil)
-        #expect(FavoritesCommands.unfavorite(id, of: experience, in: Self.state(), isKeyed: true)
-            == .removed(experience: experience, itemId: id))
-        #expect(FavoritesCommands.unfavorite(id, of: experience, in: Self.state(item: Self.radiohead), isKeyed: false)
-            == .removed(experience: experience, itemId: id))
-        let retry = Self.state(item: Self.radiohead, count: 1, earlier: .removed(experience: experience, itemId: id))
-        #expect(FavoritesCommands.unfavorite(id, of: experience, in: retry, isKeyed: true) == nil)
-        #expect(FavoritesCommands.clear(experience, in: Self.state(), isKeyed: false) == nil)
-        #expect(FavoritesCommands.clear(experience, in: Self.state(count: 2), isKeyed: false)
-            == .cleared(experience: experience))
-        #expect(FavoritesCommands.clear(experience, in: Self.state(), isKeyed: true) == .cleared(experience: experience))
-        #expect(FavoritesCommands.clear(experience, in: retry, isKeyed: true) == nil)
+    /// removes again, even what was favorited since.
+    @Test func removalsWriteWhatRemovesSomethingOrAKey() async throws {
+        try await Self.withCommands { commands in
+            let user = UUID()
+            let unfavorite = UnfavoriteItem(writer: commands.writer)
+            let clear = ClearFavorites(writer: commands.writer)
+            try await unfavorite("a", in: .rijksmuseum, by: Self.plain(user))
+            try await clear(.rijksmuseum, by: Self.plain(user))
+            #expect(try await commands.events(of: user).isEmpty)
+            let removal = Self.keyed(user)
+            try await unfavorite("a", in: .rijksmuseum, by: removal)
+            let clearing = Self.keyed(user)
+            try await clear(.rijksmuseum, by: clearing)
+            _ = try await commands.favorite("a", by: Self.plain(user))
+            try await unfavorite("a", in: .rijksmuseum, by: removal)
+            try await clear(.rijksmuseum, by: clearing)
+            #expect(try await commands.events(of: user) == [FavoriteEvent.removedType, FavoriteEvent.clearedType,
+                                                            FavoriteEvent.addedType])
+            try await clear(.rijksmuseum, by: Self.plain(user))
+            #expect(try await commands.events(of: user).last == FavoriteEvent.clearedType)
+            #expect(try await commands.pool.query("SELECT count(*) FROM favorites").single().decode(Int.self, at: 0) == 0)
+        }
     }
 }

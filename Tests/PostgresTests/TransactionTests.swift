@@ -212,6 +212,31 @@ extension TransactionTests {
             }
         }
     }
+
+    /// A transaction whose body is one ``PostgresConnection/commit(with:prepare:)`` is one round trip: BEGIN, the
+    /// statements and COMMIT in one pipeline, once each session has prepared them; a statement alone is one more.
+    @Test func aTransactionOfCommitWithIsOneRoundTrip() async throws {
+        try await withTestPool(size: 1) { pool, _ in
+            try await pool.query("CREATE TABLE t (v int)")
+            func transaction(_ value: Int) async throws -> Int {
+                try await pool.withTransaction { connection in
+                    let before = connection.roundTrips
+                    try await connection.commit(with: ["LOCK TABLE t IN ROW EXCLUSIVE MODE",
+                                                       "INSERT INTO t VALUES (\(value))"], prepare: true)
+                    return connection.roundTrips - before
+                }
+            }
+            #expect(try await transaction(1) == 3)  // two prepares, then the pipeline
+            #expect(try await transaction(2) == 1)
+            let alone = try await pool.withSession { connection in
+                let before = connection.roundTrips
+                try await connection.query("SELECT 1")
+                return connection.roundTrips - before
+            }
+            #expect(alone == 1)
+            #expect(try await PostgresTestQueries.rows(in: pool) == 2)
+        }
+    }
 }
 
 enum PostgresTestQueries {

@@ -303,11 +303,10 @@ BENCH_EVENT_METADATA='{"actor":"00000000-0000-0000-0000-000000000000","requestID
 
 # PostgreSQL alone doing a favorite toggle: `users` users with five favorites each and their streams, in
 # favorites-service's tables (bench-1 …; the service never reads them), and a pgbench script (`file`) whose every run is
-# an add and a remove of one of them. Each runs the statements the service runs for PUT and for DELETE, in the same two
-# round trips: BEGIN and the state under the stream's lock (favorites_write_state) in one pipeline; the append with the
-# view's change and COMMIT in a second. pgbench cannot carry a result from one pipeline into the next (no \gset in
-# pipeline mode), so where the service binds the version it read, the write looks it up again by primary key: a little
-# more database work for pgbench. Run it with the service's search_path (bench_pgbench does).
+# an add and a remove of one of them. Each runs the statements the service runs for PUT and for DELETE without an
+# Idempotency-Key (FavoritesWriteStatements), in the same one round trip: BEGIN, the view's table lock, the stream's
+# advisory lock, the command's one statement, COMMIT, in one pipeline. Run it with the service's search_path
+# (bench_pgbench does).
 bench_pgbench_toggles() { # users file
     psql "$BENCH_PG_URL" -v ON_ERROR_STOP=1 -qAt <<SQL
 SET search_path = favorites;
@@ -315,38 +314,95 @@ INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url,
 SELECT md5('bench-' || u)::uuid, 'ticketmaster', 'item-' || i, 'Bench item ' || i, 'A venue', NULL, 20 + i, NULL,
        now(), i
   FROM generate_series(1, $1) u, generate_series(1, 5) i;
-INSERT INTO event_streams (stream_id, version) SELECT 'bench-' || u, 5 FROM generate_series(1, $1) u;
+INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
+SELECT 'bench-' || u, i, gen_random_uuid(), 'favorite-added', 1,
+       replace('$BENCH_EVENT_DATA', 'ITEM', 'item-' || i)::json, '$BENCH_EVENT_METADATA'::json
+  FROM generate_series(1, $1) u, generate_series(1, 5) i;
 SQL
-    local stream_version="(SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u)"
     {
         echo "\\set u random(1, $1)"
         echo "\\set i random(1, 5)"
-        _bench_pgbench_write "INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, favorited_at, version) VALUES (md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, 'Bench', 'A venue', NULL, 49.5, NULL, now(), $stream_version + 1) ON CONFLICT (user_id, experience, item_id) DO NOTHING;"
-        _bench_pgbench_write "DELETE FROM favorites WHERE user_id = md5('bench-' || :u)::uuid AND experience = 'ticketmaster' AND item_id = 'item-' || :i;"
+        _bench_pgbench_write "$(_bench_pgbench_put)"
+        _bench_pgbench_write "$(_bench_pgbench_delete)"
     } >"$2"
 }
 
-_bench_pgbench_write() { # view-statement
+# One write's pipeline around `statement`, with a new event id (:r) each time.
+_bench_pgbench_write() { # statement
     cat <<SQL
 \\set r random(1, 2000000000)
 \\startpipeline
 BEGIN;
-SELECT * FROM favorites_write_state('bench-' || :u, md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, NULL,
-                                    md5(:u || '-' || :r)::uuid);
-\\endpipeline
-\\startpipeline
-WITH appended AS (
-    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at)
-    VALUES ('bench-' || :u, coalesce((SELECT version FROM event_streams WHERE stream_id = 'bench-' || :u), 0) + 1,
-            md5(:u || '-' || :r)::uuid, 'favorite-added', 1, replace('$BENCH_EVENT_DATA', 'ITEM', 'item-' || :i)::jsonb,
-            '$BENCH_EVENT_METADATA'::jsonb, COALESCE(NULL::timestamptz, now()))
-), advanced AS (
-    INSERT INTO event_streams AS s (stream_id, version) VALUES ('bench-' || :u, 1)
-    ON CONFLICT (stream_id) DO UPDATE SET version = s.version + 1
-)
-$1
+LOCK TABLE favorites IN ROW EXCLUSIVE MODE;
+SELECT pg_advisory_xact_lock(1163285587, hashtext(('bench-' || :u)::text));
+$1;
 COMMIT;
 \\endpipeline
+SQL
+}
+
+# FavoritesWriteStatements.favorite, unkeyed, outside an experience of written items (no title to keep free), limit
+# 5000: the stream is shorter, so nothing is counted.
+_bench_pgbench_put() {
+    cat <<SQL
+WITH decision AS MATERIALIZED (
+    SELECT CASE WHEN earlier.event_id IS NOT NULL THEN 'retry'
+                WHEN kept.item_id IS NULL AND head.version >= 5000 AND NOT false THEN 'count-first'
+                WHEN kept.item_id IS NULL AND head.version >= 5000
+                     AND EXISTS (SELECT FROM favorites WHERE user_id = md5('bench-' || :u)::uuid
+                                    AND experience = 'ticketmaster' OFFSET 5000 - 1) THEN 'limit-reached'
+                WHEN holder.title IS NOT NULL THEN 'title-taken'
+                WHEN kept.item_id IS NOT NULL AND false THEN 'confirmed'
+                WHEN kept.item_id IS NOT NULL THEN 'existing'
+                ELSE 'added' END AS outcome,
+           holder.title AS title_holder, head.version + 1 AS next_version,
+           CASE WHEN kept.item_id IS NOT NULL THEN json_build_object('favorite', json_build_object(
+               'experience', kept.experience, 'itemId', kept.item_id, 'title', kept.title, 'subtitle', kept.subtitle,
+               'imageURL', kept.image_url, 'price', kept.price, 'rating', kept.rating, 'localDate', kept.local_date,
+               'localTime', kept.local_time, 'rank', kept.rank, 'facts', kept.facts, 'written', kept.written,
+               'item', kept.item), 'favoritedAt', extract(epoch FROM kept.favorited_at)) END AS kept_favorite,
+           earlier.event_type, earlier.schema_version, earlier.data::text AS earlier_data, earlier.recorded_at
+      FROM (SELECT coalesce(max(version), 0) AS version FROM events WHERE stream_id = ('bench-' || :u)::text) AS head
+      LEFT JOIN events AS earlier ON false AND earlier.event_id = md5(:u || '-' || :r)::uuid
+                                 AND earlier.stream_id = ('bench-' || :u)::text
+      LEFT JOIN favorites AS kept ON kept.user_id = md5('bench-' || :u)::uuid AND kept.experience = 'ticketmaster'
+                                 AND kept.item_id = 'item-' || :i
+      LEFT JOIN LATERAL (SELECT title FROM favorites AS other WHERE NULL::text IS NOT NULL LIMIT 1) AS holder ON true
+), appended AS (
+    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at)
+    SELECT 'bench-' || :u, next_version, md5(:u || '-' || :r)::uuid,
+           CASE outcome WHEN 'added' THEN 'favorite-added' ELSE 'favorite-confirmed' END, 1,
+           CASE outcome WHEN 'added' THEN replace('$BENCH_EVENT_DATA', 'ITEM', 'item-' || :i)::json
+                ELSE kept_favorite END,
+           '$BENCH_EVENT_METADATA'::json, now()
+      FROM decision WHERE outcome IN ('added', 'confirmed')
+), viewed AS (
+    INSERT INTO favorites (user_id, experience, item_id, title, subtitle, image_url, price, rating, local_date,
+                           local_time, rank, facts, written, favorited_at, version, item)
+    SELECT md5('bench-' || :u)::uuid, 'ticketmaster', 'item-' || :i, 'Bench', 'A venue', NULL, 49.5, NULL, NULL,
+           NULL, NULL, NULL, false, now(), next_version, NULL
+      FROM decision WHERE outcome = 'added'
+)
+SELECT outcome, title_holder, kept_favorite::text, event_type, schema_version, earlier_data, recorded_at FROM decision
+SQL
+}
+
+# FavoritesWriteStatements.unfavorite, unkeyed: what is removed is recorded.
+_bench_pgbench_delete() {
+    cat <<SQL
+WITH removed AS (
+    DELETE FROM favorites WHERE user_id = md5('bench-' || :u)::uuid AND experience = 'ticketmaster'
+                            AND item_id = 'item-' || :i RETURNING item_id
+), appended AS (
+    INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at)
+    SELECT ('bench-' || :u)::text,
+           (SELECT coalesce(max(version), 0) + 1 FROM events WHERE stream_id = ('bench-' || :u)::text),
+           md5(:u || '-' || :r)::uuid, 'favorite-removed', 1,
+           json_build_object('experience', 'ticketmaster', 'itemId', 'item-' || :i), '$BENCH_EVENT_METADATA'::json,
+           now()
+     WHERE EXISTS (SELECT FROM removed)
+)
+SELECT CASE WHEN EXISTS (SELECT FROM removed) THEN 'removed' ELSE 'not-there' END
 SQL
 }
 

@@ -139,7 +139,7 @@ public enum EventStore {
     }
 
     /// One statement that appends `events` to `stream`, whose version is `version` under the caller's lock (see
-    /// ``lock(_:on:)``), and advances the stream; then runs `followedBy`, the caller's own change for the same
+    /// ``lock(_:on:)``); then runs `followedBy`, the caller's own change for the same
     /// statement (an inline view's row), if any. For a writer that checked the stream's state itself: the event ids
     /// must not be in the stream yet.
     public static func appending(_ events: [NewEvent], to stream: String, after version: Int64,
@@ -149,7 +149,7 @@ public enum EventStore {
             let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
             rows = """
                 \(fragment: rows)\(raw: offset == 0 ? "" : ", ")(\(stream), \(version + 1 + Int64(offset)), \(event.id),
-                \(event.type), \(event.schemaVersion), \(event.data)::jsonb, \(metadata)::jsonb,
+                \(event.type), \(event.schemaVersion), \(event.data)::json, \(metadata)::json,
                 COALESCE(\(event.recordedAt)::timestamptz, now()))
                 """
         }
@@ -158,12 +158,16 @@ public enum EventStore {
                 INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                                     recorded_at)
                 VALUES \(fragment: rows)
-            ), advanced AS (
-                INSERT INTO event_streams (stream_id, version) VALUES (\(stream), \(version + Int64(events.count)))
-                ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version
             )
             \(fragment: change ?? "SELECT")
             """
+    }
+
+    /// The statement that takes `stream`'s lock until the transaction ends, for a writer that sends it in one
+    /// pipeline with its own statement (which reads the stream's version itself, once the lock is held): see
+    /// ``lock(_:on:)`` for why it comes before the transaction's first write.
+    public static func locking(_ stream: String) -> SQL {
+        "SELECT pg_advisory_xact_lock(1163285587, hashtext(\(stream)::text))"
     }
 
     /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
@@ -190,8 +194,8 @@ public enum EventStore {
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
-        try await connection.query("SELECT version FROM event_streams WHERE stream_id = \(stream)", prepare: true)
-            .rows.first?.decode(Int64.self, at: 0) ?? 0
+        try await connection.query("SELECT coalesce(max(version), 0) FROM events WHERE stream_id = \(stream)",
+                                   prepare: true).single().decode(Int64.self, at: 0)
     }
 
     /// The stream's events with a version above `version`, oldest first.
@@ -237,7 +241,7 @@ public enum EventStore {
     public static func erase(_ stream: String, reason: String, on connection: isolated PostgresConnection) async throws
         -> Int
     {
-        try await lock(stream, on: connection)  // an append in flight finishes first
+        let version = try await lock(stream, on: connection)  // an append in flight finishes first
         try await connection.query("SELECT set_config('event_store.erasure', 'on', true)")  // this transaction only
         let removed = try await connection.query("""
             DELETE FROM events WHERE stream_id = \(stream) AND event_type <> \(streamErasedType)
@@ -249,7 +253,8 @@ public enum EventStore {
                 """)
             let tombstone = try NewEvent(id: UUID(), type: streamErasedType, data: Erased(reason: reason),
                                          metadata: EventMetadata(actor: "system"))
-            _ = try await append([tombstone], to: stream, expected: .any, on: connection)
+            // At the version the stream had: read again now, the log would give a version handed out before.
+            try await connection.query(try appending([tombstone], to: stream, after: version))
         }
         return removed
     }

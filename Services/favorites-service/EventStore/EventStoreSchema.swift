@@ -5,6 +5,7 @@ import Postgres
 ///     Migration(1, "event_store", sql: EventStoreSchema.sql),
 ///     Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
 ///     Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
+///     Migration(4, "lean_log", sql: EventStoreSchema.leanLogSQL),
 public enum EventStoreSchema {
     public static let sql: StaticString = """
         -- One row per stream (one stream per user): its current version, and the row an append locks, so appends to
@@ -67,6 +68,28 @@ public enum EventStoreSchema {
             RETURN coalesce(current, 0);
         END;
         $$;
+        """
+
+    /// The log without what an append need not pay for (2026-12, issue #50). A stream's version is the highest version
+    /// in its log: the (stream_id, version) key finds it in one probe, and under the stream's lock nobody else
+    /// appends, so the row per stream, rewritten by every append and never HOT, goes. An erasure appends its tombstone
+    /// at the version the stream had (``EventStore/erase(_:reason:on:)``), so a version is never handed out twice.
+    /// `position` keeps its order (events_by_transaction) but no query looks an event up by it: its key goes. Each
+    /// append computes its version and names its schema version itself: the checks go. Payloads are kept as their
+    /// writer sent them, as `json` (checked to be JSON, never parsed into a tree and printed again).
+    public static let leanLogSQL: StaticString = """
+        CREATE OR REPLACE FUNCTION lock_event_stream(stream text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(1163285587, hashtext(stream));
+            -- A statement of its own, so a snapshot of its own: it sees every append that held the lock before.
+            RETURN coalesce((SELECT max(version) FROM events WHERE stream_id = stream), 0);
+        END;
+        $$;
+        DROP TABLE event_streams;
+        ALTER TABLE events DROP CONSTRAINT events_pkey;
+        ALTER TABLE events DROP CONSTRAINT events_version_check, DROP CONSTRAINT events_schema_version_check;
+        ALTER TABLE events ALTER COLUMN data TYPE json USING data::json,
+                           ALTER COLUMN metadata TYPE json USING metadata::json;
         """
 
     /// Where each async projection has read the log up to, written in the same transaction as the rows it produced.

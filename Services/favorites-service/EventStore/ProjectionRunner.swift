@@ -9,22 +9,30 @@ import ServiceLifecycle
 /// same transaction as the rows. A replica that dies mid-batch leaves nothing behind (its transaction rolls back)
 /// and the next instance carries on from the checkpoint.
 ///
-/// The poll is the source of truth; a notification on `channel` (see ``EventNotifier``) only wakes it early.
+/// The poll is the source of truth; a notification on `channel` (see ``EventNotifier``) only wakes it early, and at
+/// most once per `wakeUpInterval`: the notifications that come meanwhile (every replica's writers send them) are one
+/// wake-up, so a busy log costs the projection a batch per interval, not a catch-up per notification. The lag is
+/// measured on a timer of its own (`lagInterval`), never on the write path's wake-ups.
 public struct ProjectionRunner<Projected: Projection>: Service {
     let projection: Projected
     let pool: DatabasePool
     let channel: String?
     let pollInterval: Duration
+    let wakeUpInterval: Duration
+    let lagInterval: Duration
     let batchSize: Int
     let logger: Logger
     let metrics: ProjectionMetrics
 
     public init(projection: Projected, pool: DatabasePool, wakeUpChannel channel: String?, pollInterval: Duration,
+                wakeUpInterval: Duration = .milliseconds(100), lagInterval: Duration = .seconds(5),
                 batchSize: Int = 500, logger: Logger, metricsFactory: any MetricsFactory) {
         self.projection = projection
         self.pool = pool
         self.channel = channel
         self.pollInterval = pollInterval
+        self.wakeUpInterval = wakeUpInterval
+        self.lagInterval = lagInterval
         self.batchSize = batchSize
         self.logger = logger
         self.metrics = ProjectionMetrics(projection: projection.name, factory: metricsFactory)
@@ -38,6 +46,12 @@ public struct ProjectionRunner<Projected: Projection>: Service {
                     while !Task.isCancelled {
                         wake.yield()
                         try? await Task.sleep(for: pollInterval)
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await publishLag()  // a failure shows as the runner's own warning
+                        try? await Task.sleep(for: lagInterval)
                     }
                 }
                 if let channel {
@@ -62,13 +76,14 @@ public struct ProjectionRunner<Projected: Projection>: Service {
                         }
                         failing = true
                     }
+                    try? await Task.sleep(for: wakeUpInterval)  // what wakes it meanwhile is one wake-up
                 }
                 group.cancelAll()
             }
         }
     }
 
-    /// Applies batches until the log holds nothing more it may read, then publishes the lag.
+    /// Applies batches until the log holds nothing more it may read.
     func catchUp() async throws {
         while !Task.isCancelled {
             let outcome = try await ProjectionBatch.run(projection, limit: batchSize, pool: pool)
@@ -76,6 +91,10 @@ public struct ProjectionRunner<Projected: Projection>: Service {
             metrics.applied.increment(by: count)
             if count < batchSize { break }
         }
+    }
+
+    /// Publishes how many events wait for the projection, and for how long the oldest has.
+    func publishLag() async throws {
         let lag = try await ProjectionBatch.lag(of: projection.name, pool: pool)
         metrics.lagEvents.record(lag.events)
         metrics.lagSeconds.record(lag.oldest.map { max(0, Date().timeIntervalSince($0)) } ?? 0)

@@ -58,6 +58,7 @@ extension PostgresConnection {
     /// otherwise the last result is returned.
     func roundTrip(_ connection: OpaquePointer, _ send: (OpaquePointer) throws -> Int32) throws -> QueryResult {
         guard try send(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+        roundTrips += 1
         try flush(connection)
         var outcome: Result<QueryResult, any Error>?
         while let result = try nextResult(connection) {

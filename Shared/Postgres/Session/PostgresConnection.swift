@@ -33,6 +33,9 @@ public actor PostgresConnection {
     var pendingBegin: SQL?
     /// ``commit(with:prepare:)`` ended the transaction of the running ``withTransaction(isolation:_:)`` body.
     var committedEarly = false
+    /// Round trips to the server so far: each statement sent alone, each pipeline, each prepare. What a write costs
+    /// the network, for tests and measurements to count.
+    public internal(set) var roundTrips = 0
     /// The only state other threads read or write: cancellation and the reusability check happen from outside.
     let shared = Locked(SharedState())
 

@@ -129,6 +129,7 @@ extension PostgresConnection {
             guard sent == 1 else { throw PostgresError(result: nil, connection: connection) }
         }
         guard PQpipelineSync(connection) == 1 else { throw PostgresError(result: nil, connection: connection) }
+        roundTrips += 1
         try flush(connection)
         var results: [Result<QueryResult, any Error>] = []
         for _ in batch {

@@ -129,3 +129,15 @@ enum PostgresTimestamp {
 extension UInt8 {
     var asciiDigit: UInt8? { (48...57).contains(self) ? self - 48 : nil }
 }
+
+extension Date {
+    /// The date as a `timestamptz` keeps it and reads back (whole microseconds, computed as ``PostgresTimestamp``
+    /// parses): an answer made from a date before it is stored then equals one made from what is read back.
+    public var inPostgresPrecision: Date {
+        let micros = (timeIntervalSince1970 * 1_000_000).rounded()
+        guard micros.isFinite, abs(micros) < 9.2e18 else { return self }
+        let (seconds, fraction) = Int64(micros).quotientAndRemainder(dividingBy: 1_000_000)
+        let (whole, part) = fraction < 0 ? (seconds - 1, fraction + 1_000_000) : (seconds, fraction)
+        return Date(timeIntervalSince1970: Double(whole) + Double(part) / 1_000_000)
+    }
+}

@@ -61,7 +61,7 @@ enum FavoriteEvent: Equatable, Sendable {
         case addedType:
             // Titles recorded before they were kept short are shortened when read, so a rebuilt view holds them short.
             return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map { snapshot in
-                var shortened = snapshot
+                var shortened = snapshot.sized
                 shortened.title = FavoriteSnapshot.shortened(snapshot.title)
                 return .added(shortened)
             }
@@ -75,10 +75,10 @@ enum FavoriteEvent: Equatable, Sendable {
             }
         case confirmedType:
             return (try? decoder.decode(Confirmed.self, from: data)).map {
-                .confirmed($0.favorite, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt))
+                .confirmed($0.favorite.sized, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt))
             }
         case cardWrittenType:
-            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map(FavoriteEvent.cardWritten)
+            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map { .cardWritten($0.sized) }
         case EventStore.streamErasedType: return .erased
         default: return nil
         }
@@ -226,21 +226,30 @@ extension FavoriteSnapshot {
     }
 }
 
-extension Favorite {
-    /// The favorite a snapshot becomes when favorited at `date`, its pictures at a cell's size.
+extension FavoriteSnapshot {
+    /// The snapshot with its pictures at a cell's size.
     ///
     /// Favorites recorded before the catalog sized the museum's Google-hosted pictures keep `=s0` (the original,
     /// several megabytes) in their events. The log is append-only and says what the catalog answered then, so the
-    /// events stay as they are: the size is set here, where every reader (the view, the changes feed, the stream, a
-    /// write's answer) turns a snapshot into a favorite, as titles recorded long are shortened when read.
+    /// events stay as they are: the size is set where an event is read (a rebuilt view, the changes feed, the stream, a
+    /// retry's answer), as titles recorded long are shortened when read. The view's rows were sized once, by the same
+    /// rule (migration 14, `cell_sized_favorites`), so the list serves its stored item as it is.
+    var sized: FavoriteSnapshot {
+        var sized = self
+        sized.imageURL = imageURL.map(SizedImage.cell)
+        sized.item?.imageURL = item?.imageURL.map(SizedImage.cell)
+        return sized
+    }
+}
+
+extension Favorite {
+    /// The favorite a snapshot becomes when favorited at `date`.
     init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date) {
-        var item = snapshot.cellItem
-        item.imageURL = item.imageURL.map(SizedImage.cell)
         self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
-                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL.map(SizedImage.cell),
+                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
                   price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
                   localTime: snapshot.localTime, rank: snapshot.rank, facts: snapshot.facts,
-                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: item)
+                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: snapshot.cellItem)
     }
 }
 

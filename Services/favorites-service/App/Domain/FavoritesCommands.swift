@@ -1,26 +1,33 @@
 import Contracts
 import Foundation
 
-/// A user's favorites of one experience as a write finds them, their stream locked: everything a command decides on,
-/// read in one statement (``FavoritesStore/state(of:for:on:)``).
-struct WriteState: Sendable, Equatable {
-    /// The stream's version; the event a command records gets the next one.
-    var version: Int64
-    /// The request's own event, when the stream holds it already: the request is a retry.
-    var earlier: EarlierEvent?
-    /// The favorite of the item the command names, if it is one.
-    var item: Favorite?
-    /// How many favorites the user keeps in the experience.
-    var count: Int
-    /// The favorite whose title equals the command's, without case or surrounding spaces, when one was asked for.
-    var titleHolder: TitleHolder?
-
-    var isRetry: Bool { earlier != nil }
-
-    struct TitleHolder: Sendable, Equatable {
-        var itemId: String
-        var title: String
+/// What the statement of a favorite or a card decided under the user's stream's lock, and what it found (see
+/// FavoritesWriteStatements): the decision is SQL, so that a write is one statement; what it answers is decided here.
+struct FavoriteReport: Sendable, Equatable {
+    enum Outcome: String, Sendable {
+        /// The request's event is in the stream already: nothing was written.
+        case retry
+        /// The stream is long enough for the limit to be reached: nothing was written, ask again counting.
+        case countFirst = "count-first"
+        case limitReached = "limit-reached"
+        case titleTaken = "title-taken"
+        /// The item was a favorite already; a keyed request recorded the answer (``FavoriteEvent/confirmed(_:favoritedAt:)``).
+        case confirmed
+        /// The item was a favorite already; nothing was written.
+        case existing
+        case added
     }
+
+    var outcome: Outcome
+    /// The title another item holds ('title-taken').
+    var titleHolder: String?
+    /// The favorite of the item named, when it was one.
+    var kept: Favorite?
+    /// The request's own event, when the stream holds it.
+    var earlier: EarlierEvent?
+
+    /// Whether the statement appended an event.
+    var appended: Bool { outcome == .added || outcome == .confirmed }
 }
 
 /// A request's event found in the stream, and what the request answered then.
@@ -51,12 +58,6 @@ enum Favorited: Sendable, Equatable {
     }
 }
 
-/// What a command decided: the event to record (none when nothing changes) and what to answer.
-struct Decision<Outcome: Sendable>: Sendable {
-    var event: FavoriteEvent?
-    var outcome: Outcome
-}
-
 /// Why a command refuses a write; each is a problem of its own for clients (see FavoritesProblems.swift).
 enum FavoritesRefusal: Error, Equatable {
     /// The user keeps as many favorites in the experience as one may.
@@ -76,53 +77,22 @@ enum FavoritesRefusal: Error, Equatable {
     case tooManyStreams(Int)
 }
 
-/// The commands on a user's favorites, decided on their ``WriteState``: pure, so every rule is tested without a
-/// database. A command that would change nothing records no event, and a retry (its event in the stream already)
-/// never records one again.
+/// What a favorite and a card answer, from what their statement reported: pure, so that every answer is tested
+/// without a database (the decisions themselves are tested against PostgreSQL).
 enum FavoritesCommands {
-    /// Favorites `snapshot`. A retry gets what the first request got, before any check, even if the item was removed
-    /// since. A new favorite needs room (one kept already adds nothing) and, where users write items, a title no other
-    /// item has. A favorite of a favorite changes nothing; with an `Idempotency-Key` its answer is recorded
-    /// (``FavoriteEvent/confirmed(_:favoritedAt:)``), so that its retry gets it again.
-    static func favorite(_ snapshot: FavoriteSnapshot, in state: WriteState, maximum: Int, isKeyed: Bool,
-                         at now: Date) throws(FavoritesRefusal) -> Decision<Favorited> {
-        if let answer = state.earlier?.answer { return Decision(event: nil, outcome: answer) }
-        guard state.item != nil || state.count < maximum else {
-            throw .limitReached(count: state.count, experience: snapshot.experience)
+    /// The answer to a favorite of `snapshot` at `now`; nil when the statement asks to be sent again counting. A retry
+    /// gets what the first request got, even if the item was removed since (an earlier event of another kind, from a
+    /// key reused for another request, answers as the state does, and nothing is written).
+    static func favorited(_ snapshot: FavoriteSnapshot, _ report: FavoriteReport, maximum: Int,
+                          at now: Date) throws(FavoritesRefusal) -> Favorited? {
+        let added = Favorited.created(Favorite(snapshot, favoritedAt: now))
+        switch report.outcome {
+        case .countFirst: return nil
+        case .limitReached: throw .limitReached(count: maximum, experience: snapshot.experience)
+        case .titleTaken: throw .titleTaken(by: report.titleHolder ?? snapshot.title)
+        case .retry: return report.earlier?.answer ?? report.kept.map(Favorited.existing) ?? added
+        case .confirmed, .existing: return report.kept.map(Favorited.existing) ?? added
+        case .added: return added
         }
-        if let holder = state.titleHolder, holder.itemId != snapshot.itemId { throw .titleTaken(by: holder.title) }
-        let decision: Decision<Favorited> = if let current = state.item {
-            Decision(event: isKeyed ? .confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt) : nil,
-                     outcome: .existing(current))
-        } else {
-            Decision(event: .added(snapshot), outcome: .created(Favorite(snapshot, favoritedAt: now)))
-        }
-        return state.isRetry ? Decision(event: nil, outcome: decision.outcome) : decision
-    }
-
-    /// A card the user wrote: it needs room and a title none of their items has. A retry gets the first answer.
-    static func writeCard(_ snapshot: FavoriteSnapshot, in state: WriteState, maximum: Int,
-                          at now: Date) throws(FavoritesRefusal) -> Decision<Favorite> {
-        if let answer = state.earlier?.answer { return Decision(event: nil, outcome: answer.favorite) }
-        guard state.count < maximum else { throw .limitReached(count: state.count, experience: snapshot.experience) }
-        if let holder = state.titleHolder { throw .titleTaken(by: holder.title) }
-        let card = Favorite(snapshot, favoritedAt: now)
-        return Decision(event: state.isRetry ? nil : .cardWritten(snapshot), outcome: card)
-    }
-
-    /// Nothing to remove changes nothing, unless the request carries an `Idempotency-Key`: its event is how a retry
-    /// is recognised, and a retry must not remove what was favorited after the first request.
-    static func unfavorite(_ itemId: String, of experience: ExperienceID, in state: WriteState, isKeyed: Bool)
-        -> FavoriteEvent?
-    {
-        guard !state.isRetry, state.item != nil || isKeyed else { return nil }
-        return .removed(experience: experience, itemId: itemId)
-    }
-
-    /// Every favorite of one experience, in one event; as with ``unfavorite(_:of:in:isKeyed:)``, a keyed clear is
-    /// recorded even when there is nothing to clear, and its retry changes nothing, even if favorites were added since.
-    static func clear(_ experience: ExperienceID, in state: WriteState, isKeyed: Bool) -> FavoriteEvent? {
-        guard !state.isRetry, state.count > 0 || isKeyed else { return nil }
-        return .cleared(experience: experience)
     }
 }

@@ -119,5 +119,42 @@ enum FavoritesMigrations {
             END;
             $$;
             """),
+        Migration(12, "lean_writes", sql: """
+            -- A write is one pipeline (issue #50): BEGIN, the stream's lock, one statement that decides, appends,
+            -- changes the view and answers (FavoritesWriteStatements), COMMIT. What it no longer needs goes.
+            DROP FUNCTION favorites_write_state(text, uuid, text, text, text, uuid);
+            -- Item copies are kept as catalog-proxy sent them and served as stored: json keeps the text (and checks
+            -- it is JSON), where jsonb parsed every copy into a tree on each write and printed it again on each read.
+            ALTER TABLE favorites ALTER COLUMN item TYPE json USING item::json;
+            -- No query reads it (the title check compares lower(normalize(btrim(title), NFC)) among the user's
+            -- favorites of the experience, reached by the primary key), yet every favorite written paid for it.
+            DROP INDEX favorites_by_title;
+            """),
+        Migration(13, "lean_log", sql: EventStoreSchema.leanLogSQL),
+        Migration(14, "cell_sized_favorites", sql: """
+            -- Pictures at a list cell's size, as SizedImage.cell asks for them, in the view's rows once, so that a list
+            -- serves each stored item as it is: favorites recorded before the catalog sized the museum's pictures
+            -- ask for the original (Google-hosted `=s0`, several megabytes; IIIF `full/max`). Google-hosted: the size
+            -- suffix (from the name's last `=`) becomes `=s400`; IIIF: the size segment becomes `400,`. The events
+            -- keep what the catalog answered then: they are sized where they are read (FavoriteSnapshot.sized). The
+            -- rule is a function for this migration only (the service's role may not create temporary objects).
+            CREATE FUNCTION favorites_cell_sized(url text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+                SELECT CASE
+                    WHEN url ~* '^https?://[^/?#]*\\.(googleusercontent|ggpht)\\.com/([^?#]*/)?[^/?#=][^/?#]*$'
+                        THEN regexp_replace(url, '=[^/=]*$', '') || '=s400'
+                    WHEN url ~ '/full/[^/?#]*/[^/?#]*/default\\.[^/?#]*([?#]|$)'
+                        THEN regexp_replace(url, '/full/[^/?#]*/([^/?#]*/default\\.[^/?#]*)([?#]|$)', '/full/400,/\\1\\2')
+                    ELSE url
+                END
+            $$;
+            UPDATE favorites
+               SET image_url = favorites_cell_sized(image_url),
+                   item = CASE WHEN item->>'imageURL' IS NULL THEN item
+                               ELSE (item::jsonb || jsonb_build_object('imageURL', favorites_cell_sized(item->>'imageURL')))::json
+                          END
+             WHERE image_url IS DISTINCT FROM favorites_cell_sized(image_url)
+                OR item->>'imageURL' IS DISTINCT FROM favorites_cell_sized(item->>'imageURL');
+            DROP FUNCTION favorites_cell_sized(text);
+            """),
     ]
 }

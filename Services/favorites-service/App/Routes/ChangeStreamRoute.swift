@@ -71,7 +71,7 @@ extension WatchChanges.Message {
             // `retry`: how long an EventSource waits before it reconnects.
             "retry: 2000\nid: \(version)\nevent: ready\ndata: {\"version\":\(version)}\n\n"
         case .change(let change):
-            "id: \(change.version)\nevent: change\ndata: \(Self.json(change))\n\n"
+            "id: \(change.change.version)\nevent: change\ndata: \((try? StoredJSON.change(change)) ?? "{}")\n\n"
         case .reload(let version):
             "id: \(version)\nevent: reload\ndata: {\"version\":\(version)}\n\n"
         case .profile(let change):

@@ -132,8 +132,7 @@ struct FavoritesController: Sendable {
         guard let page else {
             return .notModified(headers: [.eTag: etag(version), .cacheControl: "no-store"])
         }
-        return try ServiceJSON.encoder.encode(page)
-            .jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
+        return try StoredJSON.page(page).jsonResponse(headers: [.eTag: etag(version), .cacheControl: "no-store"])
     }
 
     /// `GET /v1/favorites/ids?experience=`: the hearts to fill.
@@ -155,8 +154,8 @@ struct FavoritesController: Sendable {
         guard let since = Int64(sinceText), since >= 0 else {
             throw ServiceProblem.validation([FieldError(field: "since", message: "must be a version (0 or more)")])
         }
-        let body = try await listChanges(of: context.user.userID, since: since)
-        return try ServiceJSON.encoder.encode(body)
+        let (changes, version, hasMore) = try await listChanges(of: context.user.userID, since: since)
+        return try StoredJSON.changes(changes, version: version, hasMore: hasMore)
             .conditionalJSONResponse(to: request, headers: [.cacheControl: "no-store"])
     }
 

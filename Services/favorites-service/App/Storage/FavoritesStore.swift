@@ -3,9 +3,8 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The favorites view and the user's event stream, in SQL. A write runs in one transaction of two statements (see
-/// ``FavoritesWriter``): ``state(of:for:event:on:)`` locks the user's stream and reads a typed ``WriteState``;
-/// ``append(_:id:user:after:metadata:at:on:)`` appends the event, updates the view and commits.
+/// The favorites view and the user's event stream, in SQL: the reads. A write is one statement of
+/// ``FavoritesWriteStatements``, sent by ``FavoritesWriter``.
 struct FavoritesStore: Sendable {
     let pool: DatabasePool
 
@@ -23,44 +22,7 @@ struct FavoritesStore: Sendable {
         facts::text, written, item::text
         """
 
-    // MARK: Writes
-
-    /// What a write asks of the user's favorites: the item it names, and the title that must be free.
-    struct WriteQuery: Sendable {
-        var experience: ExperienceID
-        var item: String?
-        var title: String?
-    }
-
-    /// Locks the user's stream until the transaction ends and reads what a command decides on, in one statement (the
-    /// `favorites_write_state` function: see FavoritesMigrations). `event` is the request's event id: found in the
-    /// stream, it makes the request a retry.
-    static func state(of user: UUID, for query: WriteQuery, event: UUID, on connection: isolated PostgresConnection)
-        async throws -> WriteState
-    {
-        let row = try await connection.query("""
-            SELECT * FROM favorites_write_state(\(stream(of: user)), \(user), \(query.experience.rawValue),
-                                                \(query.item), \(query.title), \(event))
-            """, prepare: true).single()
-        let (version, count, holderID, holderTitle) = try (row.decode(Int64.self, at: 14), row.decode(Int.self, at: 15),
-                                                           row.decode(String?.self, at: 16), row.decode(String?.self, at: 17))
-        return WriteState(
-            version: version, earlier: try earlierEvent(row, at: 18),
-            item: try row.decode(String?.self, at: 1) == nil ? nil : favorite(row), count: count,
-            titleHolder: holderID.flatMap { id in holderTitle.map { WriteState.TitleHolder(itemId: id, title: $0) } }
-        )
-    }
-
-    /// Appends `event` (id `id`, after the stream's `version`) and applies it to the view in one statement, then
-    /// commits: the last step of the caller's transaction body (see ``PostgresConnection/commit(with:prepare:)``).
-    /// The event and the view carry the same time, `date`, so a rebuild from the log reproduces the view exactly.
-    static func append(_ event: FavoriteEvent, id: UUID, user: UUID, after version: Int64, metadata: EventMetadata,
-                       at date: Date, on connection: isolated PostgresConnection) async throws {
-        let stored = try NewEvent(id: id, type: event.type, data: event.payload, metadata: metadata, recordedAt: date)
-        let change = viewChange(for: event, user: user, version: version + 1, at: date)
-        try await connection.commit(with: [EventStore.appending([stored], to: stream(of: user), after: version,
-                                                                 followedBy: change)], prepare: true)
-    }
+    // MARK: Writes (see FavoritesWriteStatements)
 
     /// The request's event `id`, if the user's stream holds it: outside a write, for a retry to be answered before
     /// anything else is asked.
@@ -73,43 +35,13 @@ struct FavoritesStore: Sendable {
     }
 
     /// An event's type, schema version, data and time, from column `first` on (all NULL: no event).
-    private static func earlierEvent(_ row: PostgresRow, at first: Int) throws -> EarlierEvent? {
+    static func earlierEvent(_ row: PostgresRow, at first: Int) throws -> EarlierEvent? {
         guard let type = try row.decode(String?.self, at: first) else { return nil }
         let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, at: first + 1),
                                                      row.decode(String.self, at: first + 2),
                                                      row.decode(Date.self, at: first + 3))
         return EarlierEvent(event: FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)),
                             recordedAt: recordedAt)
-    }
-
-    /// The statement that applies `event` to the view inline; nil for an event that changes nothing (`confirmed`).
-    static func viewChange(for event: FavoriteEvent, user: UUID, version: Int64, at date: Date,
-                           table: String = FavoritesView.table) -> SQL? {
-        switch event {
-        case .added(let item), .cardWritten(let item):
-            let facts = item.facts.map { PostgresJSON($0) }
-            let cell = item.item.map { PostgresJSON($0) }
-            return """
-                INSERT INTO \(identifier: table) (user_id, experience, item_id, title, subtitle, image_url, price,
-                                                  rating, local_date, local_time, rank, facts, written, favorited_at,
-                                                  version, item)
-                VALUES (\(user), \(item.experience), \(item.itemId), \(item.title), \(item.subtitle), \(item.imageURL),
-                        \(item.price), \(item.rating), \(item.localDate), \(item.localTime), \(item.rank),
-                        \(facts)::jsonb, \(item.written == true), \(date), \(version), \(cell)::jsonb)
-                ON CONFLICT (user_id, experience, item_id) DO NOTHING
-                """
-        case .removed(let experience, let itemId):
-            return """
-                DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)
-                   AND item_id = \(itemId)
-                """
-        case .cleared(let experience):
-            return "DELETE FROM \(identifier: table) WHERE user_id = \(user) AND experience = \(experience.rawValue)"
-        case .erased:
-            return "DELETE FROM \(identifier: table) WHERE user_id = \(user)"
-        case .confirmed:
-            return nil
-        }
     }
 
     // MARK: Reads
@@ -120,7 +52,7 @@ struct FavoritesStore: Sendable {
     /// between. Items without the value sorted on come last, by id.
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
                      limit: Int, on connection: isolated PostgresConnection) async throws
-        -> [(favorite: Favorite, version: Int64)]
+        -> [(stored: StoredFavorite, version: Int64)]
     {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
@@ -144,7 +76,7 @@ struct FavoritesStore: Sendable {
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try favorite(row), try row.decode(Int64.self, at: 14)) }
+        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, at: 14)) }
     }
 
     /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
@@ -207,26 +139,30 @@ struct FavoritesStore: Sendable {
         }
     }
 
-    /// The `item` column as it is written: ISO 8601 dates (an event's start).
-    private static let cellDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }()
-
-    /// A row of ``columns``.
-    static func favorite(_ row: PostgresRow) throws -> Favorite {
+    /// A row of ``columns``: its item as stored. A favorite recorded before items were kept (`item` NULL) gets the
+    /// one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
+    static func stored(_ row: PostgresRow) throws -> StoredFavorite {
         let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
             try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
         let rank = try row.decode(Int?.self, at: 10)
         let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
         let written = try row.decode(Bool.self, at: 12)
-        let item = try row.decode(String?.self, at: 13).flatMap { try? cellDecoder.decode(CatalogItem.self, from: Data($0.utf8)) }
-        // Through the snapshot, so that a row without `item` (an earlier favorite) gets it rebuilt from its columns.
-        let snapshot = FavoriteSnapshot(Favorite(
+        let favorite = Favorite(
             experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
             imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime, rank: rank,
-            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at, item: item))
-        return Favorite(snapshot, favoritedAt: at)
+            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
+        guard let item = try row.decode(String?.self, at: 13) else {
+            let rebuilt = String(decoding: try cellEncoder.encode(FavoriteSnapshot(favorite).cellItem), as: UTF8.self)
+            return StoredFavorite(favorite: favorite, item: rebuilt)
+        }
+        return StoredFavorite(favorite: favorite, item: item)
     }
+
+    /// As writes keep the `item` column (``PostgresJSON``): sorted keys, ISO 8601 dates.
+    private static let cellEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
 }

@@ -39,11 +39,8 @@ struct FavoriteItem: Sendable {
         // stored here could never be unfavorited by it, nor fill its heart.
         guard item.id == itemId else { throw FavoritesRefusal.spelledOtherwise(item.id) }
         let snapshot = FavoriteSnapshot(item: item)
-        let query = FavoritesStore.WriteQuery(experience: experience.id, item: item.id,
-                                              title: experience.userWrittenItems ? snapshot.title : nil)
-        let (now, maximum, keyed) = (Date(), maximumFavorites, request.hasIdempotencyKey)
-        return try await writer.write(query, by: request, at: now) { state throws(FavoritesRefusal) in
-            try FavoritesCommands.favorite(snapshot, in: state, maximum: maximum, isKeyed: keyed, at: now)
-        }
+        return try await writer.favorite(snapshot, as: FavoriteEvent.addedType, by: request,
+                                         freeTitle: experience.userWrittenItems ? snapshot.title : nil,
+                                         maximum: maximumFavorites)
     }
 }

@@ -3,11 +3,10 @@ import EventStore
 import Foundation
 import Postgres
 
-/// The one transaction every write to a user's favorites runs, in a straight line of two statements: read the
-/// user's ``WriteState`` under their stream's lock, let the command decide on it (a pure function of the domain,
-/// ``FavoritesCommands``), then append its event, update the view and commit. The commands (``FavoriteItem``,
-/// ``UnfavoriteItem``, ``ClearFavorites``, ``WriteCard``) say what to read and how to decide; this is the only place
-/// their transaction is written.
+/// The one transaction every write to a user's favorites runs, in one round trip: BEGIN, the stream's lock, the
+/// command's one statement (``FavoritesWriteStatements``: it decides, appends, changes the view and reports), COMMIT,
+/// sent together in one pipeline. The commands (``FavoriteItem``, ``UnfavoriteItem``, ``ClearFavorites``,
+/// ``WriteCard``) say which statement; this is the only place their transaction is written.
 struct FavoritesWriter: Sendable {
     let store: FavoritesStore
     /// Tells every replica's projections and change streams after a write.
@@ -15,27 +14,51 @@ struct FavoritesWriter: Sendable {
     /// Counts `favorites_events_appended_total{type}`.
     let metrics: any MetricsFactory
 
-    /// Reads `query` of the user's favorites, decides with `decide` and records its event (with the request's id, so
-    /// that a retry is recognised) at `now`.
-    func write<Outcome: Sendable>(
-        _ query: FavoritesStore.WriteQuery, by request: WriteRequest, at now: Date,
-        decide: @Sendable (WriteState) throws(FavoritesRefusal) -> Decision<Outcome>
-    ) async throws -> Outcome {
-        let decision = try await store.pool.withTransaction { connection in
-            let state = try await FavoritesStore.state(of: request.user, for: query, event: request.id, on: connection)
-            let decision = try decide(state)
-            if let event = decision.event {
-                try await FavoritesStore.append(event, id: request.id, user: request.user, after: state.version,
-                                                metadata: request.metadata, at: now, on: connection)
-            }
-            return decision
+    /// Runs `statement` on the user's stream and reads its one row with `read`, which says what it reports and the
+    /// type of the event it appended, if any.
+    func write<Report: Sendable>(
+        _ statement: SQL, of user: UUID,
+        read: @Sendable (PostgresRow) throws -> (report: Report, appended: String?)
+    ) async throws -> Report {
+        let stream = FavoritesStore.stream(of: user)
+        let (report, appended) = try await store.pool.withTransaction { connection in
+            let results = try await connection.commit(with: FavoritesWriteStatements.locks(stream) + [statement],
+                                                      prepare: true)
+            return try read(try results[results.count - 1].single())
         }
-        if let event = decision.event {
-            Counter(label: "favorites_events_appended_total", dimensions: [("type", event.type)], factory: metrics)
+        if let appended {
+            Counter(label: "favorites_events_appended_total", dimensions: [("type", appended)], factory: metrics)
                 .increment()
-            notifier.eventsAppended(to: FavoritesStore.stream(of: request.user))
+            notifier.eventsAppended(to: stream)
         }
-        return decision.outcome
+        return report
+    }
+
+    /// Favorites `snapshot` (an event of `type`: a catalog item's or a card's) for `request`, at `now`; where users
+    /// write items, `freeTitle` must not be another item's. A stream long enough to have reached `maximum` is sent
+    /// again counting (a second transaction, which decides everything anew under the lock).
+    func favorite(_ snapshot: FavoriteSnapshot, as type: String, by request: WriteRequest, freeTitle: String?,
+                  maximum: Int) async throws -> Favorited {
+        let now = Date().inPostgresPrecision  // the first answer's time equals its retry's, read back
+        let write = FavoritesWriteStatements.Write(request, at: now)
+        for counted in [false, true] {
+            let statement = try FavoritesWriteStatements.favorite(snapshot, as: type, write, freeTitle: freeTitle,
+                                                                  maximum: maximum, counted: counted)
+            let report = try await self.write(statement, of: request.user) { row in
+                let report = try FavoritesWriteStatements.favoriteReport(row)
+                let appended = report.outcome == .added ? type : FavoriteEvent.confirmedType
+                return (report, report.appended ? appended : nil)
+            }
+            if let answer = try FavoritesCommands.favorited(snapshot, report, maximum: maximum, at: now) {
+                return answer
+            }
+        }
+        throw PostgresError.client("a counted favorite's statement asked to count")
+    }
+
+    /// Removes what the removal's `statement` covers (an event of `type`).
+    func remove(_ statement: SQL, as type: String, of user: UUID) async throws {
+        try await write(statement, of: user) { row in ((), try FavoritesWriteStatements.removalAppended(row) ? type : nil) }
     }
 }
 

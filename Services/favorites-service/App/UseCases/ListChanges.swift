@@ -11,15 +11,15 @@ struct ListChanges: Sendable {
     /// Events read per call; a full read tells the client there is more.
     static let limit = 500
 
-    func callAsFunction(of user: UUID, since: Int64) async throws -> FavoriteChanges {
+    func callAsFunction(of user: UUID, since: Int64) async throws
+        -> (changes: [StoredChange], version: Int64, hasMore: Bool)
+    {
         let stream = FavoritesStore.stream(of: user)
         let (events, current) = try await store.pool.withSession { connection in
             let events = try await EventStore.read(stream, after: since, limit: Self.limit, on: connection)
             return (events, events.isEmpty ? try await EventStore.version(of: stream, on: connection) : since)
         }
         guard since <= current else { throw FavoritesRefusal.positionAhead(of: current, asked: since) }
-        let changes = events.compactMap(FavoriteChange.init)
-        return FavoriteChanges(changes: changes, version: events.last?.version ?? since,
-                               hasMore: events.count == Self.limit)
+        return (events.compactMap(StoredChange.init), events.last?.version ?? since, events.count == Self.limit)
     }
 }

@@ -11,7 +11,7 @@ struct ListFavorites: Sendable {
     /// The user's stream version, and the page after `cursor` unless `isCurrent(version)` says the caller holds it.
     func callAsFunction(of user: UUID, in experience: ExperienceID, sort: FavoriteSort, after cursor: FavoritePageCursor,
                         matching text: String?, limit: Int, unless isCurrent: @escaping @Sendable (Int64) -> Bool)
-        async throws -> (version: Int64, page: FavoritePage?)
+        async throws -> (version: Int64, page: StoredFavoritePage?)
     {
         let (version, rows) = try await store.versioned(user: user, unless: isCurrent) { connection in
             // One row more than shown: whether there is a next page.
@@ -21,8 +21,8 @@ struct ListFavorites: Sendable {
         guard let rows else { return (version, nil) }
         let shown = rows.prefix(limit)
         let next = rows.count > limit ? shown.last.map {
-            FavoritePageCursor(after: $0.favorite, version: $0.version, sort: sort).encoded
+            FavoritePageCursor(after: $0.stored.favorite, version: $0.version, sort: sort).encoded
         } : nil
-        return (version, FavoritePage(items: shown.map(\.favorite), nextCursor: next, version: version))
+        return (version, StoredFavoritePage(items: shown.map(\.stored), nextCursor: next, version: version))
     }
 }

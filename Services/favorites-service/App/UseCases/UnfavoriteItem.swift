@@ -2,27 +2,23 @@ import Contracts
 import Foundation
 
 /// `DELETE /v1/favorites/{experience}/{itemId}`: the same for a saved item and a card the user wrote (see
-/// ``FavoritesCommands/unfavorite(_:of:in:isKeyed:)``).
+/// ``FavoritesWriteStatements/unfavorite(_:of:_:)``).
 struct UnfavoriteItem: Sendable {
     let writer: FavoritesWriter
 
     func callAsFunction(_ itemId: String, in experience: ExperienceID, by request: WriteRequest) async throws {
-        let keyed = request.hasIdempotencyKey
-        try await writer.write(.init(experience: experience, item: itemId), by: request, at: Date()) { state in
-            Decision(event: FavoritesCommands.unfavorite(itemId, of: experience, in: state, isKeyed: keyed), outcome: ())
-        }
+        let statement = FavoritesWriteStatements.unfavorite(itemId, of: experience, .init(request, at: Date()))
+        try await writer.remove(statement, as: FavoriteEvent.removedType, of: request.user)
     }
 }
 
 /// `DELETE /v1/favorites?experience=`: every favorite of one experience, in one event (see
-/// ``FavoritesCommands/clear(_:in:isKeyed:)``).
+/// ``FavoritesWriteStatements/clear(_:_:)``).
 struct ClearFavorites: Sendable {
     let writer: FavoritesWriter
 
     func callAsFunction(_ experience: ExperienceID, by request: WriteRequest) async throws {
-        let keyed = request.hasIdempotencyKey
-        try await writer.write(.init(experience: experience), by: request, at: Date()) { state in
-            Decision(event: FavoritesCommands.clear(experience, in: state, isKeyed: keyed), outcome: ())
-        }
+        let statement = FavoritesWriteStatements.clear(experience, .init(request, at: Date()))
+        try await writer.remove(statement, as: FavoriteEvent.clearedType, of: request.user)
     }
 }

@@ -21,7 +21,7 @@ struct WatchChanges: Sendable {
     enum Message: Sendable, Equatable {
         /// The position the stream starts from (the first message).
         case ready(version: Int64)
-        case change(FavoriteChange)
+        case change(StoredChange)
         /// Too far behind to catch up change by change: read the list again; the stream goes on from `version`.
         case reload(version: Int64)
         /// The user's profile changed (on any device): it does not move the position.
@@ -89,7 +89,8 @@ struct WatchChanges: Sendable {
             try await send(.reload(version: current))
             return current
         }
-        for change in events.compactMap(FavoriteChange.init) where experience == nil || change.experience == experience {
+        for change in events.compactMap(StoredChange.init)
+        where experience == nil || change.change.experience == experience {
             try await send(.change(change))
         }
         return events.last?.version ?? position

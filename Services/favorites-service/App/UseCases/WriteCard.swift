@@ -13,10 +13,7 @@ struct WriteCard: Sendable {
     func callAsFunction(_ card: Card, in experience: Experience, by request: WriteRequest) async throws -> Favorite {
         guard experience.userWrittenItems else { throw FavoritesRefusal.noWrittenItems(experience.id.rawValue) }
         let snapshot = FavoriteSnapshot(card: card, experience: experience.id, itemId: Card.itemID(for: request.id))
-        let (now, maximum) = (Date(), maximumFavorites)
-        return try await writer.write(.init(experience: experience.id, title: card.title), by: request,
-                                      at: now) { state throws(FavoritesRefusal) in
-            try FavoritesCommands.writeCard(snapshot, in: state, maximum: maximum, at: now)
-        }
+        return try await writer.favorite(snapshot, as: FavoriteEvent.cardWrittenType, by: request,
+                                         freeTitle: card.title, maximum: maximumFavorites).favorite
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Postgres
 
 /// The per-user favorites view as a projection of the log. Writers keep it up to date inline, one event at a time (in
-/// the append's statement, see ``FavoritesStore/append(_:id:user:after:metadata:at:on:)``); a rebuild or a repair
+/// the write's statement, see ``FavoritesWriteStatements``); a rebuild or a repair
 /// replays the log a batch at a time, set-wise (``ViewBatch``), to the same rows.
 struct FavoritesView: Projection {
     static let table = "favorites"

@@ -33,10 +33,10 @@ enum ViewBatch {
                                                   version, item)
                 SELECT "user", f->>'experience', f->>'itemId', f->>'title', f->>'subtitle', f->>'imageURL',
                        (f->>'price')::float8, (f->>'rating')::float8, f->>'localDate', f->>'localTime',
-                       (f->>'rank')::int, f->'facts', coalesce((f->>'written')::bool, false), "at"::timestamptz,
-                       version, f->'item'
-                  FROM jsonb_to_recordset(\(try json(effect.additions.map(Row.init)))::jsonb)
-                       AS a("user" uuid, f jsonb, "at" text, version bigint)
+                       (f->>'rank')::int, (f->'facts')::jsonb, coalesce((f->>'written')::bool, false),
+                       "at"::timestamptz, version, f->'item'
+                  FROM json_to_recordset(\(try json(effect.additions.map(Row.init)))::json)
+                       AS a("user" uuid, f json, "at" text, version bigint)
                 ON CONFLICT (user_id, experience, item_id) DO NOTHING
                 """)
         }
@@ -110,9 +110,11 @@ enum ViewBatch {
         }
     }
 
-    /// ISO 8601 dates, as the event store and the view's `item` column keep them.
+    /// As the event store and a write keep the view's `item` (sorted keys, ISO 8601 dates): `json` keeps the text
+    /// as written, so a rebuilt row's bytes equal the live one's.
     private static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
