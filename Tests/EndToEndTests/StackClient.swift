@@ -36,8 +36,10 @@ struct StackUnderTest: Sendable {
     let inbox: URL
     /// The spans the stack's OTLP receiver got, one JSON object per line.
     let spans: URL
-    /// The gateway's burst of sign-in requests per client address (STACK_SIGNIN_BURST).
+    /// The gateway's burst of sign-in requests per client address (STACK_SIGNIN_BURST), and how many it refills a
+    /// second (STACK_SIGNIN_RATE).
     let signInBurst: Int
+    let signInRefillPerSecond: Int
 
     static let current: StackUnderTest? = {
         let environment = ProcessInfo.processInfo.environment
@@ -53,7 +55,8 @@ struct StackUnderTest: Sendable {
             replayURL: environment["E2E_REPLAY_URL"] ?? "",
             inbox: URL(fileURLWithPath: environment["E2E_MAILDIR"] ?? ""),
             spans: URL(fileURLWithPath: environment["E2E_SPANS"] ?? ""),
-            signInBurst: Int(environment["E2E_SIGNIN_BURST"] ?? "") ?? 20
+            signInBurst: Int(environment["E2E_SIGNIN_BURST"] ?? "") ?? 20,
+            signInRefillPerSecond: Int((environment["E2E_SIGNIN_RATE"] ?? "").prefix { $0.isNumber }) ?? 5
         )
     }()
 

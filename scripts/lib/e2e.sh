@@ -126,7 +126,7 @@ run_stack_suite() { # filter report [extra environment…]
         E2E_CATALOG_REPLICAS="http://127.0.0.1:$((8201 + E2E_PORT_OFFSET)),http://127.0.0.1:$((8202 + E2E_PORT_OFFSET))"
         E2E_CATALOG_TIME_BUDGET_MS="$((E2E_UPSTREAM_ATTEMPTS * E2E_UPSTREAM_TIMEOUT_MS + 150 * E2E_UPSTREAM_ATTEMPTS))"
         E2E_REPLAY_URL="http://127.0.0.1:$E2E_REPLAY_PORT" E2E_MAILDIR="$E2E_DIR/mail/new"
-        E2E_SPANS="$E2E_DIR/spans.jsonl" E2E_SIGNIN_BURST="$E2E_SIGNIN_BURST"
+        E2E_SPANS="$E2E_DIR/spans.jsonl" E2E_SIGNIN_BURST="$E2E_SIGNIN_BURST" E2E_SIGNIN_RATE="$E2E_SIGNIN_RATE"
         E2E_FAVORITES_DATABASE_URL="postgresql://favorites_service:$password@127.0.0.1:$E2E_PG_PORT/favoriteme"
         E2E_RUN_DIR="$E2E_DIR/run" E2E_STACK_COMMAND="$E2E_ROOT/scripts/stack")
     if ! (export "${environment[@]}" && run_built_tests --filter "$filter" --xunit-output "$report"); then

@@ -120,12 +120,13 @@ extension FaultInjection {
                 }
             }
             #expect(limited > 0, "the gateway let \(sent) sign-ins with a trailing slash through")
-            // The budget refills for the suites after this one.
+            // The budget refills, whole, for the suites after this one (they sign users up from the same address).
             let refilled = try await eventually({
                 try await anonymous.send(.POST, "/v1/auth/login/", body: Data("{}".utf8),
                                          headers: [("Content-Type", "application/json")]).problem?.type
             }, until: { $0 != .rateLimited })
             #expect(refilled == .validationFailed)
+            try await Task.sleep(for: .seconds(Double(stack.signInBurst) / Double(stack.signInRefillPerSecond)))
         }
 
         /// The requests, operation by operation.
