@@ -16,7 +16,8 @@ import Testing
         let account = FakeAccount()
         let other = Fixture.user("other")
         var extraEvents: [String] = []
-        lazy var stub = StubServer { [unowned self] request in self.answer(request) }
+        // Weak: a request the client still makes after the test has let its server go is refused, not a crash.
+        lazy var stub = StubServer { [weak self] request in self?.answer(request) ?? .fail(.cannotConnectToHost) }
 
         var down: Bool {
             get { lock.withLock { isDown } }
