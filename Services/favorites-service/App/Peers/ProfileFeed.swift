@@ -89,20 +89,8 @@ final class ProfileFeed: Service, Sendable {
     }
 
     private func changes(since: Date?) async throws -> ProfileChanges {
-        var url = authURL + "/v1/auth/profile-changes"
-        if let since {
-            // The feed's times are whole seconds in JSON; rounding down re-reads, never skips.
-            let stamp = Date(timeIntervalSince1970: since.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
-            url += "?since=" + stamp.percentEncodedComponent
-        }
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "Accept", value: "application/json")
-        peerSecret.add(to: &request.headers)
-        let response = try await httpClient.execute(request, timeout: .seconds(5))
-        guard response.status == .ok else { throw FeedError.status(Int(response.status.code)) }
-        let body = try await response.body.collect(upTo: 16 << 20)
-        return try ServiceJSON.decoder.decode(ProfileChanges.self, from: Data(body.readableBytesView))
+        let query = since.map { "?since=" + PeerSecret.since($0) } ?? ""
+        return try await peerSecret.page(ProfileChanges.self, at: authURL + "/v1/auth/profile-changes" + query,
+                                         httpClient: httpClient)
     }
-
-    enum FeedError: Error { case status(Int) }
 }

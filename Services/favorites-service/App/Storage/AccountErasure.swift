@@ -71,17 +71,9 @@ struct AccountErasure: Service {
 
     /// One page of auth-service's feed of deleted accounts.
     private func deletions(since: Date, after: UUID?) async throws -> [DeletedAccounts.Entry] {
-        // The feed's times are whole seconds (ISO 8601 in JSON), and so is `since`: rounding down re-reads, never skips.
-        let stamp = Date(timeIntervalSince1970: since.timeIntervalSince1970.rounded(.down)).formatted(.iso8601)
-        var url = authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since=" + stamp.percentEncodedComponent
+        var url = authURL.trimmingSuffix("/") + "/v1/auth/deleted-accounts?since=" + PeerSecret.since(since)
         if let after { url += "&after=" + after.uuidString.lowercased() }
-        var request = HTTPClientRequest(url: url)
-        peerSecret.add(to: &request.headers)
-        request.headers.add(name: "Accept", value: "application/json")
-        let response = try await httpClient.execute(request, timeout: .seconds(5))
-        guard response.status == .ok else { throw ErasureError.status(Int(response.status.code)) }
-        let body = try await response.body.collect(upTo: 4 << 20)
-        return try ServiceJSON.decoder.decode(DeletedAccounts.self, from: Data(body.readableBytesView)).accounts
+        return try await peerSecret.page(DeletedAccounts.self, at: url, httpClient: httpClient).accounts
     }
 
     /// Removes the user's events (audited) and view rows in one transaction. Returns how many events went.
@@ -94,6 +86,4 @@ struct AccountErasure: Service {
             return try await EventStore.erase(stream, reason: "account deleted", on: connection)
         }
     }
-
-    enum ErasureError: Error { case status(Int) }
 }
