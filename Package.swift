@@ -60,11 +60,8 @@ extension Target {
 
 /// Code shared by the services, and shared with clients (Contracts, FavoriteMeClient, favme).
 let sharedTargets: [Target] = [
-    // Foundation-only types shared with clients (an iOS app can import this module), and the published OpenAPI
-    // document that describes them (a resource: the services serve it).
-    .target(
-        name: "Contracts", path: "Shared/Contracts", resources: [.copy("openapi.json")], swiftSettings: strictSettings
-    ),
+    // Foundation-only types shared with clients (an iOS app can import this module).
+    .target(name: "Contracts", path: "Shared/Contracts", swiftSettings: strictSettings),
 
     // The API for apps: typed calls, sessions that refresh themselves, writes that survive being offline. Foundation
     // (URLSession) and Contracts only: no server code.
@@ -110,7 +107,8 @@ let sharedTargets: [Target] = [
         swiftSettings: strictSettings
     ),
 
-    // Server plumbing every service needs, written once.
+    // Server plumbing every service needs, written once, and the published OpenAPI document of the whole API (a
+    // resource: every service serves it; phones never carry it).
     .target(
         name: "ServiceKit",
         dependencies: [
@@ -119,6 +117,7 @@ let sharedTargets: [Target] = [
             prometheus, tracing, otel,
         ],
         path: "Shared/ServiceKit",
+        resources: [.copy("openapi.json")],
         swiftSettings: strictSettings
     ),
 
@@ -200,7 +199,7 @@ let toolAndTestTargets: [Target] = [
     .testTarget(
         name: "EndToEndTests",
         dependencies: [
-            "Contracts", "FavoriteMeClient", "Locking", "Postgres", "TestSupport", httpClient, logging,
+            "Contracts", "FavoriteMeClient", "Locking", "Postgres", "ServiceKit", "TestSupport", httpClient, logging,
             nioCore, nioHTTP1,
         ],
         path: "Tests/EndToEndTests",

@@ -10,7 +10,7 @@ import ServiceKit
 import TestSupport
 import Testing
 
-/// The published contract (`Shared/Contracts/openapi.json`) against the routes the services really register: a route
+/// The published contract (`Shared/ServiceKit/openapi.json`) against the routes the services really register: a route
 /// the document does not describe, or an operation no service serves, fails here.
 @Suite struct RouteCoverageTests {
     /// Routes a service registers that the public API does not include, each with its reason.

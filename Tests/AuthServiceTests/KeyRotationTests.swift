@@ -1,4 +1,5 @@
 @testable import AuthService
+import Contracts
 import Foundation
 import JWTKit
 import Logging

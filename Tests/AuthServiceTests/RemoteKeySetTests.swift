@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Contracts
 import Foundation
 import Hummingbird
 import HummingbirdTesting

@@ -22,11 +22,12 @@ import Testing
                 defaults: peerDefaults, databaseURL: database.connectionString,
                 environment: ["AUTH_URL": "http://127.0.0.1:\(authPort)", "REVOCATION_POLL_MS": "100"]
             )
-            let app = try buildServiceApplication(configuration: configuration, migrations: []) { router, dependencies in
-                let authentication = try #require(dependencies.authentication)
-                router.group("v1/peer").add(middleware: authentication).group(context: AuthenticatedContext.self)
-                    .get("whoami") { _, context in context.user.userID.uuidString.lowercased() }
-            }
+            let core = ServiceCore(configuration: configuration)
+            let authentication = PeerAuthentication(core: core)
+            let router = try core.router()
+            router.group("v1/peer").add(middleware: authentication.middleware).group(context: AuthenticatedContext.self)
+                .get("whoami") { _, context in context.user.userID.uuidString.lowercased() }
+            let app = core.application(router: router, migrations: [], background: [authentication.revocations])
             try await app.test(.live, test)
         }
     }

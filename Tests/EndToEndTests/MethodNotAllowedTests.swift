@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import NIOHTTP1
+import ServiceKit
 import Testing
 
 extension EndToEnd {

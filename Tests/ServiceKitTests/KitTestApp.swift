@@ -21,26 +21,27 @@ enum KitTestApp {
     struct Widget: Codable, Sendable { let name: String; let size: Int }
 
     static func build(configuration: ServiceConfiguration) throws -> ServiceApplication {
-        try buildServiceApplication(configuration: configuration, migrations: migrations) { router, dependencies in
-            router.post("/v1/kit/widgets") { request, context -> Response in
-                let widget = try await request.decodeJSON(as: Widget.self, context: context)
-                try await dependencies.pool.query("INSERT INTO widgets (name) VALUES (\(widget.name))")
-                return try ServiceJSON.encoder.encode(widget).jsonResponse(status: .created)
-            }
-            router.get("/v1/kit/widgets/count") { _, _ -> Response in
-                let count = try await dependencies.pool.query("SELECT count(*) FROM widgets").single()
-                    .decode(Int.self, at: 0)
-                return try ServiceJSON.encoder.encode(["count": count]).jsonResponse()
-            }
-            router.get("/v1/kit/slow") { _, _ -> Response in
-                try await Task.sleep(for: .seconds(1))
-                return Data(#"{"slow":true}"#.utf8).jsonResponse()
-            }
-            router.get("/v1/kit/crash") { _, _ -> Response in
-                struct SecretInternalError: Error { let password = "hunter2" }
-                throw SecretInternalError()
-            }
+        let core = ServiceCore(configuration: configuration)
+        let router = try core.router()
+        router.post("/v1/kit/widgets") { request, context -> Response in
+            let widget = try await request.decodeJSON(as: Widget.self, context: context)
+            try await core.pool.query("INSERT INTO widgets (name) VALUES (\(widget.name))")
+            return try ServiceJSON.encoder.encode(widget).jsonResponse(status: .created)
         }
+        router.get("/v1/kit/widgets/count") { _, _ -> Response in
+            let count = try await core.pool.query("SELECT count(*) FROM widgets").single()
+                .decode(Int.self, at: 0)
+            return try ServiceJSON.encoder.encode(["count": count]).jsonResponse()
+        }
+        router.get("/v1/kit/slow") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(1))
+            return Data(#"{"slow":true}"#.utf8).jsonResponse()
+        }
+        router.get("/v1/kit/crash") { _, _ -> Response in
+            struct SecretInternalError: Error { let password = "hunter2" }
+            throw SecretInternalError()
+        }
+        return core.application(router: router, migrations: migrations)
     }
 
     /// Runs `test` against a kit app on a fresh database: through its router, or over real HTTP (`.live`) where the

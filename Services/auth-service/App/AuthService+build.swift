@@ -11,77 +11,84 @@ public let serviceDefaults = ServiceDefaults(
     maxBodyBytes: 64 << 10
 )
 
-/// The composition root: reads configuration and builds the application with its routes.
+/// What the executable runs.
+public enum AuthServiceDefinition: ServiceDefinition {
+    public static var defaults: ServiceDefaults { serviceDefaults }
+
+    public static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication {
+        try await AuthService.buildApplication(reader: reader, routeTable: routeTable)
+    }
+}
+
+/// The composition root: configuration, the kit, stores, use cases, routes, then the application.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
     let authConfiguration = try AuthConfiguration(reader: reader)
+    let core = ServiceCore(configuration: configuration, routeTable: routeTable)
+    let pool = core.pool
     let hasher = try await PasswordHasher.make(cost: authConfiguration.bcryptCost, lines: authConfiguration.hashingLines)
-    var keys: SigningKeys?
-    var maintenance: AuthMaintenance?
-    var mailSender: MailSender?
-    var app = try buildServiceApplication(
-        configuration: configuration, migrations: AuthMigrations.all, routeTable: routeTable
-    ) { router, dependencies in
-        let pool = dependencies.pool
-        let signingKeys = SigningKeys(pool: pool, schedule: authConfiguration.keySchedule, logger: dependencies.logger)
-        let accounts = AccountStore(pool: pool)
-        let sessions = SessionStore(pool: pool)
-        let throttle = ThrottleStore(pool: pool)
-        let counters = AuthCounters(factory: dependencies.metrics)
-        let issuer = TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
-                                 sessions: authConfiguration.sessions)
-        let verifier = AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
-        let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher,
-                                      devices: KnownDevices(pool: pool), counters: counters)
-        let signIn = SignIn(passwords: passwords, issuer: issuer, pool: pool, counters: counters)
-        let signedInAccount = SignedInAccount(accounts: accounts)
-        let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
-                                                             httpClient: dependencies.httpClient))
 
-        let mailOutbox = MailOutbox(pool: pool)
-        let requestMail = RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits)
-        let api = router.group("v1/auth")
-        let authenticated = router.group("v1/auth")
-            .add(middleware: AuthenticationMiddleware(verifier: verifier))
-            .group(context: AuthenticatedContext.self)
-        AccountController(
-            signUp: SignUp(accounts: accounts, hasher: hasher, issuer: issuer, pool: pool, throttle: throttle,
-                           limit: authConfiguration.signUpLimit, mail: requestMail, signIn: signIn),
-            signIn: signIn,
-            signedInAccount: signedInAccount,
-            updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
-            changePassword: ChangePassword(passwords: passwords, accounts: accounts, hasher: hasher, pool: pool),
-            deleteAccount: DeleteAccount(passwords: passwords, pool: pool),
-            trustedProxies: authConfiguration.trustedProxies
-        ).register(public: api, authenticated: authenticated)
-        SessionController(
-            refreshSession: RefreshSession(pool: pool, issuer: issuer, policy: authConfiguration.sessions,
-                                           counters: counters),
-            signOut: SignOut(sessions: sessions, policy: authConfiguration.sessions),
-            endSession: EndSession(pool: pool),
-            sessions: sessions, verifier: verifier
-        ).register(public: api, authenticated: authenticated)
-        let followLink = FollowLink(pool: pool, hasher: hasher)
-        RecoveryController(
-            requestMail: requestMail,
-            followLink: followLink, signedInAccount: signedInAccount, trustedProxies: authConfiguration.trustedProxies
-        ).register(public: api, authenticated: authenticated)
-        LinkPages(followLink: followLink).register(on: router)
-        KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
-                       revocationWindow: authConfiguration.revocationWindow, peerSecret: configuration.peerSecret)
-            .register(on: router, api: api)
-        keys = signingKeys
-        mailSender = MailSender(outbox: mailOutbox, smtp: SMTPClient(settings: authConfiguration.mail.smtp),
-                                configuration: authConfiguration.mail, counters: counters, logger: dependencies.logger)
-        maintenance = AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: accounts, throttle: throttle,
-                                      configuration: authConfiguration, logger: dependencies.logger)
-    }
-    if let keys, let maintenance, let mailSender {
-        // After the migrations (added first by the kit): a fresh database gets its first key before any request.
-        app.beforeServerStarts { try await keys.refresh() }
-        app.addServicesAfterMigrations([maintenance, mailSender])
-    }
-    return app
+    let signingKeys = SigningKeys(pool: pool, schedule: authConfiguration.keySchedule, logger: core.logger)
+    let accounts = AccountStore(pool: pool)
+    let sessions = SessionStore(pool: pool)
+    let throttle = ThrottleStore(pool: pool)
+    let mailOutbox = MailOutbox(pool: pool)
+    let counters = AuthCounters(factory: core.metrics)
+    let issuer = TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
+                             sessions: authConfiguration.sessions)
+    let verifier = AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
+    let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
+                                                         httpClient: core.httpClient))
+
+    let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher,
+                                  devices: KnownDevices(pool: pool), counters: counters)
+    let signIn = SignIn(passwords: passwords, issuer: issuer, pool: pool, counters: counters)
+    let signedInAccount = SignedInAccount(accounts: accounts)
+    let requestMail = RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits)
+    let followLink = FollowLink(pool: pool, hasher: hasher)
+
+    let router = try core.router()
+    let api = router.group("v1/auth")
+    let authenticated = router.group("v1/auth")
+        .add(middleware: AuthenticationMiddleware(verifier: verifier))
+        .group(context: AuthenticatedContext.self)
+    AccountController(
+        signUp: SignUp(accounts: accounts, hasher: hasher, issuer: issuer, pool: pool, throttle: throttle,
+                       limit: authConfiguration.signUpLimit, mail: requestMail, signIn: signIn),
+        signIn: signIn,
+        signedInAccount: signedInAccount,
+        updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
+        changePassword: ChangePassword(passwords: passwords, accounts: accounts, hasher: hasher, pool: pool),
+        deleteAccount: DeleteAccount(passwords: passwords, pool: pool),
+        trustedProxies: authConfiguration.trustedProxies
+    ).register(public: api, authenticated: authenticated)
+    SessionController(
+        refreshSession: RefreshSession(pool: pool, issuer: issuer, policy: authConfiguration.sessions,
+                                       counters: counters),
+        signOut: SignOut(sessions: sessions, policy: authConfiguration.sessions),
+        endSession: EndSession(pool: pool),
+        sessions: sessions, verifier: verifier
+    ).register(public: api, authenticated: authenticated)
+    RecoveryController(
+        requestMail: requestMail,
+        followLink: followLink, signedInAccount: signedInAccount, trustedProxies: authConfiguration.trustedProxies
+    ).register(public: api, authenticated: authenticated)
+    LinkPages(followLink: followLink).register(on: router)
+    KeysController(keys: signingKeys, sessions: sessions, accounts: accounts,
+                   revocationWindow: authConfiguration.revocationWindow, peerSecret: configuration.peerSecret)
+        .register(on: router, api: api)
+
+    return core.application(
+        router: router, migrations: AuthMigrations.all,
+        // After the migrations: a fresh database gets its first key before any request.
+        beforeServerStarts: [{ try await signingKeys.refresh() }],
+        background: [
+            MailSender(outbox: mailOutbox, smtp: SMTPClient(settings: authConfiguration.mail.smtp),
+                       configuration: authConfiguration.mail, counters: counters, logger: core.logger),
+            AuthMaintenance(keys: signingKeys, sessions: sessions, accounts: accounts, throttle: throttle,
+                            configuration: authConfiguration, logger: core.logger),
+        ]
+    )
 }

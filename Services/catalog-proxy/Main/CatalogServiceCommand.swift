@@ -8,21 +8,9 @@ struct CatalogServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog-proxy",
         abstract: "FavoriteMe catalog: every experience's upstream behind one cached API.",
-        subcommands: [Serve.self, Load.self],
-        defaultSubcommand: Serve.self
+        subcommands: [Serve<CatalogProxyDefinition>.self, Load.self],
+        defaultSubcommand: Serve<CatalogProxyDefinition>.self
     )
-}
-
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the service (the default).")
-
-    @OptionGroup var options: ServiceOptions
-
-    func run() async throws {
-        try await ServiceRunner.run(options: options, defaults: serviceDefaults) { reader in
-            try await buildApplication(reader: reader)
-        }
-    }
 }
 
 struct Load: AsyncParsableCommand {

@@ -11,7 +11,16 @@ public let serviceDefaults = ServiceDefaults(
     databaseRole: "favorites_service", requiredPeers: [.auth, .catalog]
 )
 
-/// The composition root: reads configuration and builds the application with its routes.
+/// What the executable runs.
+public enum FavoritesServiceDefinition: ServiceDefinition {
+    public static var defaults: ServiceDefaults { serviceDefaults }
+
+    public static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication {
+        try await FavoritesService.buildApplication(reader: reader, routeTable: routeTable)
+    }
+}
+
+/// The composition root: configuration, the kit, stores, peers, use cases, routes, then the application.
 ///
 /// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
 /// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
@@ -35,48 +44,45 @@ public func buildApplication(
     let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
     let profilePoll = Duration.milliseconds(settings.int("profile.pollMs", default: 1000, in: 100...60_000))
     try settings.validate()
-    var background: [any Service] = []
-    var app = try buildServiceApplication(
-        configuration: configuration, migrations: FavoritesMigrations.all, routeTable: routeTable
-    ) { router, dependencies in
-        guard let authentication = dependencies.authentication, let catalogURL = configuration.peers[.catalog],
-              let authURL = configuration.peers[.auth]
-        else { return }
-        let notifier = EventNotifier(pool: dependencies.pool, channel: eventsChannel)
-        let hub = ChangeHub(
-            listener: PostgresListener(configuration: dependencies.pool.connectionConfiguration,
-                                       channels: [eventsChannel], logger: dependencies.logger),
-            revocations: dependencies.revocations, capacity: maximumStreams, perUser: streamsPerUser, heartbeat: heartbeat,
-            logger: dependencies.logger, metrics: dependencies.metrics)
-        background = [
-            hub,
-            ProfileFeed(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
-                        hub: hub, interval: profilePoll, logger: dependencies.logger),
-            AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: dependencies.httpClient,
-                           pool: dependencies.pool,
-                           interval: erasurePoll, logger: dependencies.logger),
-            notifier,
-            ProjectionRunner(projection: MostFavorited(), pool: dependencies.pool, wakeUpChannel: eventsChannel,
-                             pollInterval: projectionPoll, logger: dependencies.logger,
-                             metricsFactory: dependencies.metrics),
-        ]
-        let routes = router.group("v1/favorites").add(middleware: authentication)
-            .group(context: AuthenticatedContext.self)
-        let store = FavoritesStore(pool: dependencies.pool)
-        let writer = FavoritesWriter(store: store, notifier: notifier, metrics: dependencies.metrics)
-        let catalog = CatalogLookup(peer: PeerRequest(baseURL: catalogURL, httpClient: dependencies.httpClient))
-        FavoritesController(
-            favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
-                                       maximumFavorites: maximumFavorites),
-            unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
-            writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites),
-            listFavorites: ListFavorites(store: store), listFavoriteIDs: ListFavoriteIDs(store: store),
-            listChanges: ListChanges(store: store), pool: dependencies.pool
-        ).register(on: routes)
-        ChangeStreamRoute(watchChanges: WatchChanges(store: store, hub: hub)).register(on: routes)
-    }
-    app.addServicesAfterMigrations(background)
-    return app
+    let core = ServiceCore(configuration: configuration, routeTable: routeTable)
+    let authentication = PeerAuthentication(core: core)
+    let pool = core.pool
+
+    let store = FavoritesStore(pool: pool)
+    let notifier = EventNotifier(pool: pool, channel: eventsChannel)
+    let hub = ChangeHub(
+        listener: PostgresListener(configuration: pool.connectionConfiguration, channels: [eventsChannel],
+                                   logger: core.logger),
+        revocations: authentication.revocations, capacity: maximumStreams, perUser: streamsPerUser,
+        heartbeat: heartbeat, logger: core.logger, metrics: core.metrics)
+    let catalog = CatalogLookup(peer: PeerRequest(baseURL: configuration.peerURL(.catalog), httpClient: core.httpClient))
+    let writer = FavoritesWriter(store: store, notifier: notifier, metrics: core.metrics)
+
+    let router = try core.router()
+    let routes = router.group("v1/favorites").add(middleware: authentication.middleware)
+        .group(context: AuthenticatedContext.self)
+    FavoritesController(
+        favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
+                                   maximumFavorites: maximumFavorites),
+        unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
+        writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites),
+        listFavorites: ListFavorites(store: store), listFavoriteIDs: ListFavoriteIDs(store: store),
+        listChanges: ListChanges(store: store), pool: pool
+    ).register(on: routes)
+    ChangeStreamRoute(watchChanges: WatchChanges(store: store, hub: hub)).register(on: routes)
+
+    let authURL = configuration.peerURL(.auth)
+    return core.application(router: router, migrations: FavoritesMigrations.all, background: [
+        authentication.revocations,
+        hub,
+        ProfileFeed(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: core.httpClient,
+                    hub: hub, interval: profilePoll, logger: core.logger),
+        AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: core.httpClient,
+                       pool: pool, interval: erasurePoll, logger: core.logger),
+        notifier,
+        ProjectionRunner(projection: MostFavorited(), pool: pool, wakeUpChannel: eventsChannel,
+                         pollInterval: projectionPoll, logger: core.logger, metricsFactory: core.metrics),
+    ])
 }
 
 /// The NOTIFY channel on which appends wake the async projections and the change streams (see ``EventNotifier``).

@@ -8,21 +8,9 @@ struct FavoritesServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "favorites-service",
         abstract: "FavoriteMe favorites: an append-only event log with per-user views.",
-        subcommands: [Serve.self, Rebuild.self],
-        defaultSubcommand: Serve.self
+        subcommands: [Serve<FavoritesServiceDefinition>.self, Rebuild.self],
+        defaultSubcommand: Serve<FavoritesServiceDefinition>.self
     )
-}
-
-struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the service (the default).")
-
-    @OptionGroup var options: ServiceOptions
-
-    func run() async throws {
-        try await ServiceRunner.run(options: options, defaults: serviceDefaults) { reader in
-            try await buildApplication(reader: reader)
-        }
-    }
 }
 
 struct Rebuild: AsyncParsableCommand {

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import JWTKit
 import Locking
@@ -99,21 +100,5 @@ struct TokenHeader: Decodable {
               let header = try? JSONDecoder().decode(TokenHeader.self, from: data)
         else { throw .malformed }
         self = header
-    }
-}
-
-extension Data {
-    /// Decodes unpadded base64url (RFC 4648 §5), as JOSE uses it.
-    public init?(base64URLEncoded text: String) {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        self.init(base64Encoded: base64)
-    }
-
-    /// Unpadded base64url, as JOSE uses it.
-    public func base64URLEncodedString() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

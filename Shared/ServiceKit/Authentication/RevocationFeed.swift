@@ -101,6 +101,7 @@ public final class RevocationFeed: SessionRevocations, Service, Sendable {
                 state.loaded = true
             }
         } catch {
+            guard !Task.isCancelled else { return }  // a poll cut short by shutdown is not a failure
             logger.warning("cannot poll revoked sessions from auth-service", metadata: ["error": "\(error)"])
         }
     }

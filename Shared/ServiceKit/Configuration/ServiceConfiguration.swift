@@ -138,6 +138,12 @@ public struct ServiceConfiguration: Sendable {
         "DATABASE_URL", "PEER_SECRET", "TICKETMASTER_API_KEY", "NYT_BOOKS_API_KEY", "GOOGLE_BOOKS_API_KEY",
     ]
 
+    /// The base URL of a peer the service requires (its defaults name it, so the configuration always has one).
+    public func peerURL(_ peer: PeerKind) -> String {
+        guard let url = peers[peer] else { preconditionFailure("\(peer) is not a required peer of \(defaults.name)") }
+        return url
+    }
+
     /// The schema the service's tables live in.
     public var schema: String { database.searchPath ?? defaults.schema }
 }

@@ -31,11 +31,34 @@ public struct ServiceOptions: ParsableArguments {
     }
 }
 
+/// What a service's library gives its executable: what sets it apart, and its composition root.
+public protocol ServiceDefinition {
+    static var defaults: ServiceDefaults { get }
+    static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication
+}
+
+/// `serve`, every service's default subcommand: runs the service of `Definition` until SIGTERM.
+public struct Serve<Definition: ServiceDefinition>: AsyncParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "serve", abstract: "Run the service (the default).")
+    }
+
+    @OptionGroup var options: ServiceOptions
+
+    public init() {}
+
+    public func run() async throws {
+        try await ServiceRunner.run(options: options, defaults: Definition.defaults) { reader in
+            try await Definition.buildApplication(reader: reader, routeTable: RouteTable())
+        }
+    }
+}
+
 /// Runs a service until SIGTERM or SIGINT, then shuts it down gracefully: the server stops accepting, in-flight
 /// requests finish (bounded by `SHUTDOWN_TIMEOUT_SECONDS`), then the HTTP client and the database pool close, and the
 /// trace exporter, when one runs, flushes.
-public enum ServiceRunner {
-    public static func run(
+enum ServiceRunner {
+    static func run(
         options: ServiceOptions,
         defaults: ServiceDefaults,
         build: (ConfigReader) async throws -> ServiceApplication

@@ -1,6 +1,6 @@
+import Contracts
 import Crypto
 import Foundation
-import ServiceKit
 
 /// What a mailed link lets its holder do.
 enum LinkPurpose: String, Sendable, CaseIterable {

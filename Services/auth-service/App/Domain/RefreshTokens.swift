@@ -1,6 +1,6 @@
+import Contracts
 import Crypto
 import Foundation
-import ServiceKit
 
 /// Refresh tokens: 256 random bits, base64url. Only their SHA-256 digest is stored.
 ///

@@ -1,6 +1,5 @@
 import Contracts
 import Foundation
-import ServiceKit
 
 /// How a favorites list is ordered. Items without the value sorted on come last.
 enum FavoriteSort: String, CaseIterable, Codable, Sendable {

@@ -1,5 +1,5 @@
+import Contracts
 import Foundation
-import ServiceKit
 
 /// Where a page of search results starts, its size (so the next page lines up with the previous one whatever `limit`
 /// the client sends with it), and the search it continues. Clients see it only as the opaque `cursor` / `nextCursor`.

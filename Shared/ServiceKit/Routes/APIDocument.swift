@@ -1,6 +1,6 @@
 import Foundation
 
-/// The published contract of the public API: `openapi.json` beside this file (OpenAPI 3.1), shipped as a resource of
+/// The published contract of the public API: `openapi.json` at this module's root (OpenAPI 3.1), shipped as a resource of
 /// this module so that every service can serve the very document the tests check the routes against.
 public enum APIDocument {
     /// The document's bytes, as committed. Read once by the caller; a build without the resource bundle fails here, at
