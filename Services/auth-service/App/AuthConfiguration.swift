@@ -28,47 +28,82 @@ struct AuthConfiguration: Sendable {
     var trustedProxies: TrustedProxies
     var catalogURL: String
     var mail: MailConfiguration
+    /// Every setting read here, as declared (see ``StrictSettings/declared``).
+    let declaredSettings: [Setting]
     /// How long `/.well-known/jwks.json` may be cached; the publish lead must be well above it.
     static let jwksMaximumAge = 300
 
     init(reader: ConfigReader) throws {
         var settings = StrictSettings(reader: reader)
-        bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...16)
+        bcryptCost = settings.int("bcrypt.cost", default: 12, in: 4...16,
+            help: "Work factor of new password hashes; each step doubles the cost of a sign-in.")
         hashingLines = PasswordHasher.Lines(
-            newHashes: settings.int("bcrypt.hashQueue", default: PasswordHasher.Lines.standard.newHashes, in: 0...10_000),
-            checks: settings.int("bcrypt.checkQueue", default: PasswordHasher.Lines.standard.checks, in: 0...100_000))
-        signUpLimit = .perHour(settings.int("signups.perClient", default: 20, in: 1...1_000_000))
-        let accessTTL = settings.int("accessToken.ttlSeconds", default: 900, in: 30...900)
+            newHashes: settings.int("bcrypt.hashQueue", default: PasswordHasher.Lines.standard.newHashes, in: 0...10_000,
+                help: """
+                New hashes (sign-up, password change and reset; at most half the cores at once) that may wait for \
+                a thread on a replica; past it 503 `service-busy` with `Retry-After: 1`, so sign-ups never stand \
+                in front of sign-ins.
+                """),
+            checks: settings.int("bcrypt.checkQueue", default: PasswordHasher.Lines.standard.checks, in: 0...100_000,
+                help: """
+                Password checks (sign-in, re-confirmation; as many at once as the cores) that may wait for a \
+                thread on a replica; past it 503 `service-busy` with `Retry-After: 1`.
+                """))
+        signUpLimit = .perHour(settings.int("signups.perClient", default: 20, in: 1...1_000_000,
+            help: """
+            Sign-ups per hour from one client address (an IPv6 /64), every attempt counted; past it 429 \
+            `sign-up-throttled` with the seconds until the window ends.
+            """))
+        let accessTTL = settings.int("accessToken.ttlSeconds", default: 900, in: 30...900,
+            help: "Access-token lifetime; every service refuses tokens claiming more than 15 minutes.")
         accessTokenLifetime = TimeInterval(accessTTL)
         sessions = SessionPolicy(
             idleLifetime: TimeInterval(settings.int("session.idleTtlSeconds", default: 30 * 86_400,
-                                                    in: 60...(365 * 86_400))),
+                                                    in: 60...(365 * 86_400),
+                help: "A session not refreshed for this long ends.")),
             absoluteLifetime: TimeInterval(settings.int("session.absoluteTtlSeconds", default: 90 * 86_400,
-                                                        in: 60...(730 * 86_400))),
-            reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300)),
+                                                        in: 60...(730 * 86_400),
+                help: "A session ends this long after sign-in.")),
+            reuseGrace: TimeInterval(settings.int("refresh.reuseGraceSeconds", default: 30, in: 0...300,
+                help: "A refresh retried with the token just exchanged gets the same pair again.")),
             retryWindow: TimeInterval(settings.int("refresh.retryWindowSeconds", default: 30 * 86_400,
-                                                   in: 0...(365 * 86_400)))
+                                                   in: 0...(365 * 86_400),
+                help: """
+                A refresh retried with the token just exchanged and the first attempt's `Idempotency-Key` (an app \
+                whose answer was lost while suspended) gets the same refresh token again.
+                """))
         )
-        let rotation = settings.int("signingKey.rotationSeconds", default: 30 * 86_400, in: 60...(365 * 86_400))
+        let rotation = settings.int("signingKey.rotationSeconds", default: 30 * 86_400, in: 60...(365 * 86_400),
+            help: "How long one key signs before its successor takes over.")
         // At least the JWKS cache lifetime, so every verifier has the new key before it signs.
-        let lead = settings.int("signingKey.publishLeadSeconds", default: 3600, in: Self.jwksMaximumAge...(30 * 86_400))
+        let lead = settings.int("signingKey.publishLeadSeconds", default: 3600, in: Self.jwksMaximumAge...(30 * 86_400),
+            help: "How long a new key is published before it signs; shorter than the rotation.")
         keySchedule = KeySchedule(
             rotationInterval: TimeInterval(rotation), publishLead: TimeInterval(lead),
             // Tokens signed by a retired key stay checkable until they expire, plus clock skew.
             verificationTail: TimeInterval(accessTTL) + AccessTokenPolicy.standard.leeway + 60
         )
-        let proxies = settings.string("trustedProxies", default: "127.0.0.1/32,::1/128")
+        let proxies = settings.string("trustedProxies", default: "127.0.0.1/32,::1/128",
+            help: """
+            Addresses or networks whose `X-Real-IP` header names the client \
+            ([below](#client-addresses-and-trusted_proxies)).
+            """)
         switch TrustedProxies.parse(proxies) {
         case .success(let parsed): trustedProxies = parsed
         case .failure(let invalid):
             settings.reject("trustedProxies", "has \"\(invalid.entry)\", which is not an address or network")
             trustedProxies = TrustedProxies(networks: [])
         }
-        catalogURL = settings.baseURL("catalog.url", default: "http://127.0.0.1:8082")
+        catalogURL = settings.baseURL("catalog.url", default: "http://127.0.0.1:8082",
+            help: """
+            catalog-proxy's base URL: for favorites-service (each favorite's item), and for auth-service (checking \
+            a `defaultCategory` preference; sign-in never waits on it).
+            """)
         mail = MailConfiguration(settings: &settings)
         if lead >= rotation {
             settings.reject("signingKey.publishLeadSeconds", "must be shorter than SIGNING_KEY_ROTATION_SECONDS")
         }
+        declaredSettings = settings.declared
         try settings.validate()
     }
 

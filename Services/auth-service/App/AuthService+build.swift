@@ -18,6 +18,10 @@ public enum AuthServiceDefinition: ServiceDefinition {
     public static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication {
         try await AuthService.buildApplication(reader: reader, routeTable: routeTable)
     }
+
+    public static func ownSettings(reader: ConfigReader) throws -> [Setting] {
+        try AuthConfiguration(reader: reader).declaredSettings
+    }
 }
 
 /// The composition root: configuration, the kit, stores, use cases, routes, then the application.

@@ -26,8 +26,13 @@ struct MailConfiguration: Sendable {
     var limits: MailLimits
 
     init(settings: inout StrictSettings) {
-        publicBaseURL = settings.baseURL("public.baseUrl", default: "http://127.0.0.1:8080")
-        let sender = settings.string("mail.from", default: "FavoriteMe <no-reply@favoriteme.invalid>")
+        publicBaseURL = settings.baseURL("public.baseUrl", default: "http://127.0.0.1:8080",
+            help: """
+            Where phones and browsers reach the gateway; mailed links start with it \
+            (`/account/reset-password?token=…`).
+            """)
+        let sender = settings.string("mail.from", default: "FavoriteMe <no-reply@favoriteme.invalid>",
+            help: "The sender of every mail: an address, or a name and `<address>`.")
         if let parsed = MailAddress(parsing: sender) {
             from = parsed
         } else {
@@ -35,26 +40,50 @@ struct MailConfiguration: Sendable {
             from = MailAddress(name: nil, address: "no-reply@favoriteme.invalid")
         }
         smtp = SMTPSettings(
-            host: settings.string("smtp.host", default: "127.0.0.1"),
-            port: settings.int("smtp.port", default: 1025, in: 1...65_535),
-            security: settings.choice("smtp.security", default: SMTPSettings.Security.startTLSIfOffered),
-            username: settings.optionalString("smtp.username"),
-            password: settings.optionalString("smtp.password", isSecret: true),
-            trustedCertificatesFile: settings.optionalString("smtp.caFile"),
+            host: settings.string("smtp.host", default: "127.0.0.1",
+                help: "The SMTP server mail is handed to."),
+            port: settings.int("smtp.port", default: 1025, in: 1...65_535,
+                help: "Its port (a submission port such as 587 with a real provider)."),
+            security: settings.choice("smtp.security", default: SMTPSettings.Security.startTLSIfOffered,
+                help: """
+                `starttls` refuses to send unless the server offers STARTTLS; `none` never upgrades. Certificates \
+                are verified. A password is only ever sent over TLS, unless this is `none`.
+                """),
+            username: settings.optionalString("smtp.username",
+                help: "With `SMTP_PASSWORD` (both or neither): AUTH PLAIN or LOGIN."),
+            password: settings.optionalString("smtp.password", isSecret: true,
+                help: """
+                With `SMTP_USERNAME` (both or neither). Only ever sent over TLS, unless `SMTP_SECURITY` is `none`.
+                """),
+            trustedCertificatesFile: settings.optionalString("smtp.caFile",
+                help: "PEM certificates trusted besides the system's, for a server with a private CA."),
             heloName: "localhost",
-            timeout: .seconds(settings.int("smtp.timeoutSeconds", default: 30, in: 1...600))
+            timeout: .seconds(settings.int("smtp.timeoutSeconds", default: 30, in: 1...600,
+                help: "Bound on one delivery (connect to QUIT)."))
         )
         if (smtp.username == nil) != (smtp.password == nil) {
             settings.reject("smtp.username", "and SMTP_PASSWORD must be set together")
         }
-        resetLifetime = TimeInterval(settings.int("passwordReset.ttlSeconds", default: 1800, in: 60...86_400))
+        resetLifetime = TimeInterval(settings.int("passwordReset.ttlSeconds", default: 1800, in: 60...86_400,
+            help: "How long a reset link works from its mail being sent."))
         verificationLifetime = TimeInterval(
-            settings.int("emailVerification.ttlSeconds", default: 86_400, in: 60...(30 * 86_400)))
-        pollInterval = .milliseconds(settings.int("mail.pollMs", default: 500, in: 10...60_000))
-        longestRetryDelay = TimeInterval(settings.int("mail.retryMaxSeconds", default: 300, in: 1...86_400))
+            settings.int("emailVerification.ttlSeconds", default: 86_400, in: 60...(30 * 86_400),
+                help: "How long a verification link works."))
+        pollInterval = .milliseconds(settings.int("mail.pollMs", default: 500, in: 10...60_000,
+            help: "How often each replica looks for mail to send."))
+        longestRetryDelay = TimeInterval(settings.int("mail.retryMaxSeconds", default: 300, in: 1...86_400,
+            help: "Longest wait between two attempts at one mail (the waits double from 1 s)."))
         limits = MailLimits(
-            perRecipientAndClient: .perHour(settings.int("mail.requestsPerEmail", default: 3, in: 1...100_000)),
-            perClient: .perHour(settings.int("mail.requestsPerClient", default: 30, in: 1...1_000_000))
+            perRecipientAndClient: .perHour(settings.int("mail.requestsPerEmail", default: 3, in: 1...100_000,
+                help: """
+                Mails one client (an IPv6 /64) may ask for per hour to one address; past it 429 `mail-throttled` \
+                with the seconds until the window ends, nothing queued. Sign-up's verification mail counts too.
+                """)),
+            perClient: .perHour(settings.int("mail.requestsPerClient", default: 30, in: 1...1_000_000,
+                help: """
+                Mails one client (an IPv6 /64) may ask for per hour to any address; past it 429 `mail-throttled`, \
+                the same way.
+                """))
         )
     }
 

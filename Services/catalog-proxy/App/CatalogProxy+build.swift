@@ -22,6 +22,10 @@ public enum CatalogProxyDefinition: ServiceDefinition {
     public static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication {
         try await CatalogProxy.buildApplication(reader: reader, routeTable: routeTable)
     }
+
+    public static func ownSettings(reader: ConfigReader) throws -> [Setting] {
+        try CatalogConfiguration(reader: reader).declaredSettings
+    }
 }
 
 /// The composition root: configuration, the kit, stores, upstream clients, the catalog, routes, then the application.

@@ -8,7 +8,7 @@ struct CatalogServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "catalog-proxy",
         abstract: "FavoriteMe catalog: every experience's upstream behind one cached API.",
-        subcommands: [Serve<CatalogProxyDefinition>.self, Load.self],
+        subcommands: [Serve<CatalogProxyDefinition>.self, SettingsCommand<CatalogProxyDefinition>.self, Load.self],
         defaultSubcommand: Serve<CatalogProxyDefinition>.self
     )
 }

@@ -18,32 +18,18 @@ public enum FavoritesServiceDefinition: ServiceDefinition {
     public static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication {
         try await FavoritesService.buildApplication(reader: reader, routeTable: routeTable)
     }
+
+    public static func ownSettings(reader: ConfigReader) throws -> [Setting] {
+        try FavoritesConfiguration(reader: reader).declaredSettings
+    }
 }
 
 /// The composition root: configuration, the kit, stores, peers, use cases, routes, then the application.
-///
-/// Own settings: `ERASURE_POLL_SECONDS` (default 10), how often account deletions are fetched from auth-service;
-/// `PROJECTION_POLL_MS` (default 1000), how often the async projections look for new events when no notification
-/// woke them; `FAVORITES_MAX_PER_EXPERIENCE` (default 5000), how many favorites one user may keep in one experience;
-/// `FAVORITES_SNAPSHOT_TTL_SECONDS` (default 30; 0 turns it off), how long an item looked up in the catalog serves
-/// the next favorites of it on this replica; `FAVORITES_STREAMS_MAX` (default 10000), how many change streams one
-/// replica holds; `FAVORITES_STREAMS_PER_USER` (default 5), how many of them one user may hold on one replica;
-/// `FAVORITES_STREAM_HEARTBEAT_SECONDS` (default 15), how often an idle stream sends a heartbeat;
-/// `PROFILE_POLL_MS` (default 1000), how often profile changes are fetched from auth-service for the streams.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
     let configuration = try ServiceConfiguration(reader: reader, defaults: serviceDefaults)
-    var settings = StrictSettings(reader: reader)
-    let erasurePoll = Duration.seconds(settings.int("erasure.pollSeconds", default: 10, in: 1...3600))
-    let projectionPoll = Duration.milliseconds(settings.int("projection.pollMs", default: 1000, in: 10...60_000))
-    let maximumFavorites = settings.int("favorites.maxPerExperience", default: 5000, in: 1...1_000_000)
-    let snapshotLifetime = Duration.seconds(settings.int("favorites.snapshotTtlSeconds", default: 30, in: 0...3600))
-    let maximumStreams = settings.int("favorites.streamsMax", default: 10_000, in: 1...1_000_000)
-    let streamsPerUser = settings.int("favorites.streamsPerUser", default: 5, in: 1...1000)
-    let heartbeat = Duration.seconds(settings.int("favorites.streamHeartbeatSeconds", default: 15, in: 1...300))
-    let profilePoll = Duration.milliseconds(settings.int("profile.pollMs", default: 1000, in: 100...60_000))
-    try settings.validate()
+    let settings = try FavoritesConfiguration(reader: reader)
     let core = ServiceCore(configuration: configuration, routeTable: routeTable)
     let authentication = PeerAuthentication(core: core)
     let pool = core.pool
@@ -53,8 +39,8 @@ public func buildApplication(
     let hub = ChangeHub(
         listener: PostgresListener(configuration: pool.connectionConfiguration, channels: [eventsChannel],
                                    logger: core.logger),
-        revocations: authentication.revocations, capacity: maximumStreams, perUser: streamsPerUser,
-        heartbeat: heartbeat, logger: core.logger, metrics: core.metrics)
+        revocations: authentication.revocations, capacity: settings.maximumStreams,
+        perUser: settings.streamsPerUser, heartbeat: settings.heartbeat, logger: core.logger, metrics: core.metrics)
     let catalog = CatalogLookup(peer: PeerRequest(baseURL: configuration.peerURL(.catalog), httpClient: core.httpClient))
     let writer = FavoritesWriter(store: store, notifier: notifier, metrics: core.metrics)
 
@@ -62,10 +48,11 @@ public func buildApplication(
     let routes = router.group("v1/favorites").add(middleware: authentication.middleware)
         .group(context: AuthenticatedContext.self)
     FavoritesController(
-        favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
-                                   maximumFavorites: maximumFavorites),
+        favoriteItem: FavoriteItem(writer: writer, catalog: catalog,
+                                   recent: RecentItems(lifetime: settings.snapshotLifetime),
+                                   maximumFavorites: settings.maximumFavorites),
         unfavoriteItem: UnfavoriteItem(writer: writer), clearFavorites: ClearFavorites(writer: writer),
-        writeCard: WriteCard(writer: writer, maximumFavorites: maximumFavorites),
+        writeCard: WriteCard(writer: writer, maximumFavorites: settings.maximumFavorites),
         listFavorites: ListFavorites(store: store), listFavoriteIDs: ListFavoriteIDs(store: store),
         listChanges: ListChanges(store: store), pool: pool
     ).register(on: routes)
@@ -76,12 +63,13 @@ public func buildApplication(
         authentication.revocations,
         hub,
         ProfileFeed(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: core.httpClient,
-                    hub: hub, interval: profilePoll, logger: core.logger),
+                    hub: hub, interval: settings.profilePoll, logger: core.logger),
         AccountErasure(authURL: authURL, peerSecret: configuration.peerSecret, httpClient: core.httpClient,
-                       pool: pool, interval: erasurePoll, logger: core.logger),
+                       pool: pool, interval: settings.erasurePoll, logger: core.logger),
         notifier,
         ProjectionRunner(projection: MostFavorited(), pool: pool, wakeUpChannel: eventsChannel,
-                         pollInterval: projectionPoll, logger: core.logger, metricsFactory: core.metrics),
+                         pollInterval: settings.projectionPoll, logger: core.logger,
+                         metricsFactory: core.metrics),
     ])
 }
 

@@ -8,7 +8,7 @@ struct FavoritesServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "favorites-service",
         abstract: "FavoriteMe favorites: an append-only event log with per-user views.",
-        subcommands: [Serve<FavoritesServiceDefinition>.self, Rebuild.self],
+        subcommands: [Serve<FavoritesServiceDefinition>.self, SettingsCommand<FavoritesServiceDefinition>.self, Rebuild.self],
         defaultSubcommand: Serve<FavoritesServiceDefinition>.self
     )
 }

@@ -86,50 +86,108 @@ public struct ServiceConfiguration: Sendable {
     public var requireVerifiedEmail: Bool
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
+    /// Every setting read above, as declared (see ``StrictSettings/declared``).
+    public let declaredSettings: [Setting]
 
     /// Reads every setting; throws ``ConfigurationError`` listing each value that cannot be used.
     public init(reader: ConfigReader, defaults: ServiceDefaults) throws {
         var settings = StrictSettings(reader: reader)
         self.defaults = defaults
-        host = settings.string("http.host", default: "127.0.0.1")
-        port = settings.int("http.port", default: defaults.port, in: 0...65_535)
-        maxBodyBytes = settings.int("http.maxBodyBytes", default: defaults.maxBodyBytes, in: 1...(64 << 20))
+        host = settings.string("http.host", default: "127.0.0.1",
+            help: "Address to bind; `0.0.0.0` for other hosts.")
+        port = settings.int("http.port", default: defaults.port, in: 0...65_535,
+            help: "Port to listen on.")
+        maxBodyBytes = settings.int("http.maxBodyBytes", default: defaults.maxBodyBytes, in: 1...(64 << 20),
+            help: """
+            Largest request body; larger is 413 `payload-too-large`, refused by its `Content-Length` before it is \
+            read. auth-service's largest legitimate body (a profile change with 32 preferences) fits in 64 KiB \
+            many times over.
+            """)
         // Longer than the keep-alive of every client of ours (nginx's upstream connections 60 s, AsyncHTTPClient's
         // pool 60 s), so that the client always gives up an idle connection first and never sends on a closing one.
-        idleTimeout = .seconds(settings.int("http.idleTimeoutSeconds", default: 75, in: 1...3600))
-        peerSecret = PeerSecret(settings.string("peer.secret", default: PeerSecret.localDefault, isSecret: true))
-        let schema = settings.string("database.schema", default: defaults.schema)
+        idleTimeout = .seconds(settings.int("http.idleTimeoutSeconds", default: 75, in: 1...3600,
+            help: """
+            A connection with no request in progress and nothing read for this long is closed: an idle keep-alive, \
+            or a request sent by halves and left hanging. Longer than nginx's upstream keep-alive (50 s) and \
+            AsyncHTTPClient's (60 s), so a client always lets go of an idle connection first.
+            """))
+        peerSecret = PeerSecret(settings.string("peer.secret", default: PeerSecret.localDefault, isSecret: true,
+            help: """
+            What the services present (`X-Peer-Secret`) to auth-service's peer-only feeds, which refuse anyone \
+            else with 401. The same on every service; the default serves the local stack and the tests only: set a \
+            long random one anywhere else (compose passes `PEER_SECRET` through; Kubernetes reads the Secret \
+            `favoriteme-peer`).
+            """))
+        let schema = settings.string("database.schema", default: defaults.schema,
+            help: "The service's schema (its `search_path`).")
         database = ConnectionConfiguration(
             connectionString: settings.string(
                 "database.url", default: "postgresql://\(defaults.databaseRole)@127.0.0.1:5432/favoriteme",
                 isSecret: true
-            ),
+            ,
+                help: """
+                libpq connection string (URI or key/value); by default \
+                `postgresql://<role>@127.0.0.1:5432/favoriteme`. What it leaves out comes from `PG*` variables and \
+                `~/.pgpass`. Roles: `auth_service`, `catalog_proxy`, `favorites_service`.
+                """),
             applicationName: defaults.name,
             searchPath: schema,
-            statementTimeout: .milliseconds(settings.int("database.statementTimeoutMs", default: 10_000, in: 1...3_600_000))
+            statementTimeout: .milliseconds(settings.int("database.statementTimeoutMs", default: 10_000, in: 1...3_600_000,
+                help: "PostgreSQL `statement_timeout` of every session."))
         )
         pool = PoolConfiguration(
-            size: settings.int("database.poolSize", default: 8, in: 1...256),
-            leaseTimeout: .milliseconds(settings.int("database.leaseTimeoutMs", default: 5000, in: 1...600_000)),
-            queryTimeout: .milliseconds(settings.int("database.queryTimeoutMs", default: 15_000, in: 1...3_600_000))
+            size: settings.int("database.poolSize", default: 8, in: 1...256,
+                help: "Most database sessions per process."),
+            leaseTimeout: .milliseconds(settings.int("database.leaseTimeoutMs", default: 5000, in: 1...600_000,
+                help: "How long a request waits for a free session before 503 `database-unavailable`.")),
+            queryTimeout: .milliseconds(settings.int("database.queryTimeoutMs", default: 15_000, in: 1...3_600_000,
+                help: "Bound on one lease (all statements of one unit of work); past it the statement is cancelled."))
         )
-        migration = settings.choice("database.migrate", default: MigrationMode.auto)
+        migration = settings.choice("database.migrate", default: MigrationMode.auto,
+            help: "`auto` applies pending migrations at start; `check` refuses to start while any are pending.")
         var peers: [PeerKind: String] = [:]
         for peer in defaults.requiredPeers {
             peers[peer] = switch peer {
             // Checked like the upstreams' URLs: a scheme-less `auth-service:8081` would start, then fail every request.
             // Without a trailing slash, so that every path appended to it starts with exactly one.
-            case .auth: settings.baseURL("auth.url", default: "http://127.0.0.1:8081").trimmingSuffix("/")
-            case .catalog: settings.baseURL("catalog.url", default: "http://127.0.0.1:8082").trimmingSuffix("/")
+            case .auth: settings.baseURL("auth.url", default: "http://127.0.0.1:8081",
+                help: """
+                auth-service's base URL (http(s), no query or credentials), for catalog-proxy and \
+                favorites-service.
+                """).trimmingSuffix("/")
+            case .catalog: settings.baseURL("catalog.url", default: "http://127.0.0.1:8082",
+                help: """
+                catalog-proxy's base URL: for favorites-service (each favorite's item), and for auth-service \
+                (checking a `defaultCategory` preference; sign-in never waits on it).
+                """).trimmingSuffix("/")
             }
         }
         self.peers = peers
-        readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000))
-        revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 1000, in: 100...60_000))
-        shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600))
-        requireVerifiedEmail = settings.bool("requireVerifiedEmail", default: false)
-        logLevel = settings.choice("log.level", default: Logger.Level.info)
-        logFormat = settings.choice("log.format", default: LogFormat.json)
+        readinessTimeout = .milliseconds(settings.int("readiness.timeoutMs", default: 2000, in: 1...60_000,
+            help: "Bound on each readiness check."))
+        revocationPollInterval = .milliseconds(settings.int("revocation.pollMs", default: 1000, in: 100...60_000,
+            help: """
+            How often catalog-proxy and favorites-service fetch the list of ended sessions (a conditional request: \
+            304 while nothing changed). A signed-out session's change streams end within this plus half a second.
+            """))
+        shutdownTimeout = .seconds(settings.int("shutdown.timeoutSeconds", default: 25, in: 1...3600,
+            help: "Longest graceful shutdown."))
+        requireVerifiedEmail = settings.bool("requireVerifiedEmail", default: false,
+            help: """
+            `true`: access tokens of accounts whose email is not verified are refused with 403 `email-unverified`. \
+            auth-service's own routes still accept them, so the user can ask for a new mail and verify.
+            """)
+        logLevel = settings.choice("log.level", default: Logger.Level.info,
+            help: "How much is logged.")
+        logFormat = settings.choice("log.format", default: LogFormat.json,
+            help: "One JSON object per line, or text for a terminal.")
+        settings.readElsewhere("OTEL_EXPORTER_OTLP_ENDPOINT", help: """
+            Where traces go over OTLP/HTTP (protobuf), e.g. `http://otel-collector:4318` (`/v1/traces` is appended; \
+            `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is used as given). Unset: no tracer, no exporter, nothing paid. The \
+            specification's other variables apply (`OTEL_SERVICE_NAME`, default the service's name; \
+            `OTEL_TRACES_SAMPLER`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_EXPORTER_OTLP_HEADERS`, …).
+            """)
+        declaredSettings = settings.declared
         try settings.validate()
     }
 

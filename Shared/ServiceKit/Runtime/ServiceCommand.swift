@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
@@ -14,6 +15,10 @@ public struct ServiceOptions: ParsableArguments {
     @Option(help: "json or text (LOG_FORMAT).") public var logFormat: String?
 
     public init() {}
+
+    /// The variable each flag stands for, for the configuration table.
+    static let flags = ["HTTP_HOST": "--host", "HTTP_PORT": "--port", "LOG_LEVEL": "--log-level",
+                        "LOG_FORMAT": "--log-format"]
 
     /// Flags first, then the environment. Secrets are only ever read from the environment, never from flags
     /// (flags are visible to every user in the process list).
@@ -31,10 +36,38 @@ public struct ServiceOptions: ParsableArguments {
     }
 }
 
-/// What a service's library gives its executable: what sets it apart, and its composition root.
+/// What a service's library gives its executable: what sets it apart, its composition root, and the settings of its
+/// own that it reads besides the kit's.
 public protocol ServiceDefinition {
     static var defaults: ServiceDefaults { get }
     static func buildApplication(reader: ConfigReader, routeTable: RouteTable) async throws -> ServiceApplication
+    static func ownSettings(reader: ConfigReader) throws -> [Setting]
+}
+
+extension ServiceDefinition {
+    /// Every setting the service reads, the kit's first, as declared where they are read: the service's registry.
+    public static func settings() throws -> [Setting] {
+        let unset = ConfigReader(provider: InMemoryProvider(values: [:]))
+        return try ServiceConfiguration(reader: unset, defaults: defaults).declaredSettings + ownSettings(reader: unset)
+    }
+}
+
+/// `settings`: every setting the service of `Definition` reads, as JSON (the deployment checks read it).
+public struct SettingsCommand<Definition: ServiceDefinition>: ParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "settings",
+            abstract: "Print every setting the service reads (variable, default, accepted values, meaning) as JSON."
+        )
+    }
+
+    public init() {}
+
+    public func run() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(Definition.settings()), as: UTF8.self))
+    }
 }
 
 /// `serve`, every service's default subcommand: runs the service of `Definition` until SIGTERM.
