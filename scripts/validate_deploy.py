@@ -68,7 +68,7 @@ def check_pod(name, deployment, kinds, shutdown_seconds):
         sleep = re.search(r"sleep\D*(\d+)", " ".join(box.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get(
             "command", [])))
         broken |= {
-            f"{box['name']}: needs {HARDENED}, a non-zero runAsUser and a volume at /tmp": not context.get("runAsUser")
+            f"{box['name']}: needs {HARDENED} (restricted), a runAsUser and /tmp": not context.get("runAsUser")
                 or any(context.get(key) != want for key, want in HARDENED.items())
                 or "/tmp" not in [mount["mountPath"] for mount in box.get("volumeMounts", [])],
             f"{box['name']}: needs CPU and memory requests and limits":
