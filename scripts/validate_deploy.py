@@ -97,7 +97,7 @@ def check_wiring(kinds, services, env_of):
     for path in [path for ingress in kinds["Ingress"].values() for rule in ingress["spec"]["rules"]
                  for path in rule["http"]["paths"]]:
         backend = path["backend"]["service"]
-        if backend["name"] != "gateway" or [*backend["port"].values()][0] not in service_ports["gateway"]:
+        if backend["name"] != "gateway" or [*backend["port"].values()][0] not in service_ports.get("gateway", ()):
             errors.append(f"Ingress: {path['path']} must go to a port of the gateway Service")
     for name, facts in services.items():
         env = {key: entry.get("value") for key, entry in env_of[name].items()}
@@ -108,11 +108,11 @@ def check_wiring(kinds, services, env_of):
 
 def check_secrets(docs):
     """Every Secret referenced is described in secrets.example.yaml (with the key) or named in deploy/README.md."""
-    described = {s["metadata"]["name"]: (s["type"], {**s.get("stringData", {}), **s.get("data", {})})
+    described = {s["metadata"]["name"]: {**s.get("stringData", {}), **s.get("data", {})}
                  for s in yaml.safe_load_all(pathlib.Path("deploy/k8s/secrets.example.yaml").read_text()) if s}
     readme = pathlib.Path("deploy/README.md").read_text()
     errors.extend(f"secrets.example.yaml: {name}.{key} must be a placeholder containing REPLACE-ME"
-                  for name, (_, values) in described.items() for key, value in values.items()
+                  for name, values in described.items() for key, value in values.items()
                   if key != "username" and "REPLACE-ME" not in str(value))
     for doc, node in [(doc, node) for doc in docs for node in mappings(doc)]:
         refs = [(node[field]["name"], node[field].get("key", key)) for field, key in (
@@ -120,10 +120,10 @@ def check_secrets(docs):
         if "secretName" in node:
             refs += [(node["secretName"], item["key"]) for item in node.get("items", [{"key": None}])]
         for secret, key in refs:
-            if key not in [None, *described[secret][1]] if secret in described else f"`{secret}`" not in readme:
+            if secret in described and key not in [None, *described[secret]] or (
+                    secret not in described and f"`{secret}`" not in readme):
                 errors.append(f"{doc['kind']} {doc['metadata']['name']}: Secret {secret} (key {key}) is described "
                               "neither in secrets.example.yaml nor in deploy/README.md")
-
 
 
 def main(rendered, settings_path):
