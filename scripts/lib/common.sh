@@ -77,6 +77,7 @@ _requirement_met() {
         curl) command -v curl >/dev/null 2>&1 ;;
         wrk) command -v wrk >/dev/null 2>&1 ;;
         promtool) command -v promtool >/dev/null 2>&1 ;;
+        docker-compose) command -v docker-compose >/dev/null 2>&1 ;;
         shellcheck) command -v shellcheck >/dev/null 2>&1 ;;
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
@@ -96,6 +97,7 @@ _requirement_packages() {
         openssl) printf '%s\n' openssl ;;
         wrk) printf '%s\n' wrk ;;
         promtool) printf '%s\n' prometheus ;;  # Debian ships promtool with the server
+        docker-compose) printf '%s\n' docker-compose ;;  # v1, enough for `config`; v2 is not in Debian 12
         shellcheck) printf '%s\n' shellcheck ;;
         python3-venv) printf '%s\n' python3 python3-venv ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
@@ -114,7 +116,7 @@ _apt_update_once() {
 }
 
 # ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, shellcheck,
-# python3, python3-venv, openssl.
+# python3, python3-venv, openssl, docker-compose.
 # As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {
