@@ -3,9 +3,9 @@
 "Validation") on what `kubectl kustomize deploy/k8s` rendered, against the settings list (README, "Settings")."""
 import collections
 import json
-import math
 import pathlib
 import re
+import subprocess
 import sys
 
 import yaml
@@ -35,12 +35,12 @@ def check_settings(name, env, known):
     """A service's environment: its own settings only, secrets from Secrets, numbers in range, the required ones set."""
     for key, entry in env.items():
         setting, value = known.get(key), entry.get("value")
-        low, high = (setting or {}).get("min", -math.inf), (setting or {}).get("max", math.inf)
+        low, high = (setting or {}).get("min"), (setting or {}).get("max")
         if setting is None:
             errors.append(f"Deployment {name}: {key} is not one of {name}'s settings")
         elif setting.get("secret") and "valueFrom" not in entry:
             errors.append(f"Deployment {name}: {key} is a secret; take it from a Secret (secretKeyRef)")
-        elif value is not None and ("min" in setting or "max" in setting) and not (
+        elif value is not None and low is not None and not (
                 re.fullmatch(r"-?\d+", value) and low <= int(value) <= high):
             errors.append(f"Deployment {name}: {key}={value} is not a whole number in {low}…{high}")
     errors.extend(f"Deployment {name}: {key} must be set" for key in known if known[key]["required"] and key not in env)
@@ -126,16 +126,25 @@ def check_secrets(docs):
                               "neither in secrets.example.yaml nor in deploy/README.md")
 
 
-def main(rendered, settings_path):
+# Settings a cluster must set: their defaults only work on one machine.
+REQUIRED = {"HTTP_HOST", "DATABASE_URL", "PEER_SECRET", "AUTH_URL", "CATALOG_URL"}
+
+
+def registry(binary):
+    """A service's settings, as it declares them (`<service> settings`): variable -> min, max, secret, default."""
+    declared = json.loads(subprocess.run([binary, "settings"], check=True, capture_output=True, text=True).stdout)
+    return {s["variable"]: {"min": s.get("minimum"), "max": s.get("maximum"), "secret": s["secret"],
+                            "default": s.get("default"), "required": s["variable"] in REQUIRED} for s in declared}
+
+
+def main(rendered, bin_dir):
     docs = [doc for doc in yaml.safe_load_all(pathlib.Path(rendered).read_text()) if doc]
     kinds = collections.defaultdict(dict)
     for doc in docs:
         kinds[doc["kind"]][doc["metadata"]["name"]] = doc
     rows = [line.split() for line in pathlib.Path("deploy/services.txt").read_text().splitlines()]
     services = {row[0]: {"schema": row[2], "port": row[4]} for row in rows if row and not row[0].startswith("#")}
-    settings = collections.defaultdict(dict)
-    for setting in json.loads(pathlib.Path(settings_path).read_text()):
-        settings[setting["service"]][setting["key"]] = setting
+    settings = collections.defaultdict(dict, {name: registry(pathlib.Path(bin_dir, name)) for name in services})
     if set(kinds["Deployment"]) != {*services, "gateway"} or len(kinds["Cluster"]) != 1:
         errors.append(f"expected the Deployments gateway, {', '.join(services)} and one CloudNativePG Cluster")
     else:
