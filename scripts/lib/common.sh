@@ -81,6 +81,7 @@ _requirement_met() {
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
         openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
+        envsubst) command -v envsubst >/dev/null 2>&1 ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -98,6 +99,7 @@ _requirement_packages() {
         promtool) printf '%s\n' prometheus ;;  # Debian ships promtool with the server
         shellcheck) printf '%s\n' shellcheck ;;
         python3-venv) printf '%s\n' python3 python3-venv ;;
+        envsubst) printf '%s\n' gettext-base ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -114,7 +116,7 @@ _apt_update_once() {
 }
 
 # ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, shellcheck,
-# python3, python3-venv, openssl.
+# python3, python3-venv, openssl, envsubst.
 # As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {
