@@ -32,21 +32,30 @@ def read_kustomization(k8s_dir):
     if kustomization.get("namespace") != "favoriteme":
         fail("kustomization.yaml: namespace must be favoriteme")
     resources = kustomization.get("resources") or []
+    generated_configmaps = set()
     for resource in resources:
-        if not (k8s_dir / resource).is_file():
+        if (k8s_dir / resource / "kustomization.yaml").is_file():  # a directory of its own (deploy/nginx: generators)
+            nested = yaml.safe_load((k8s_dir / resource / "kustomization.yaml").read_text()) or {}
+            generated_configmaps |= read_generators(k8s_dir / resource, nested)
+        elif not (k8s_dir / resource).is_file():
             fail(f"kustomization.yaml lists {resource}, which does not exist")
         if resource.endswith(".example.yaml"):
             fail(f"kustomization.yaml must not list {resource} (placeholders only)")
     for path in sorted(k8s_dir.glob("*.yaml")):
         if path.name != "kustomization.yaml" and not path.name.endswith(".example.yaml") and path.name not in resources:
             fail(f"{path.name} is not listed in kustomization.yaml")
-    generated_configmaps = set()
+    return resources, generated_configmaps | read_generators(k8s_dir, kustomization)
+
+
+def read_generators(directory, kustomization):
+    """The names of the ConfigMaps a kustomization generates, each of whose files must exist."""
+    names = set()
     for generator in kustomization.get("configMapGenerator") or []:
-        generated_configmaps.add(generator.get("name"))
-        for entry in generator.get("files") or []:
-            if not (k8s_dir / entry.split("=", 1)[-1]).is_file():
-                fail(f"kustomization.yaml: configMapGenerator {generator.get('name')}: missing file {entry}")
-    return resources, generated_configmaps
+        names.add(generator.get("name"))
+        for entry in (generator.get("files") or []) + (generator.get("envs") or []):
+            if not (directory / entry.split("=", 1)[-1]).is_file():
+                fail(f"{directory.name}/kustomization.yaml: configMapGenerator {generator.get('name')}: missing {entry}")
+    return names
 
 
 def is_custom(obj):
