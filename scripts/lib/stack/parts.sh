@@ -28,18 +28,19 @@ reachable_dir() { # name user
 # Starts supervisord unless it runs, with the values supervisord.conf reads (%(ENV_…)s) and nothing else of this
 # shell's environment: no secret, nothing exported by chance. It keeps them: a later `up` with others must restart.
 start_supervisord() {
-    local pg_user pg_dir deadline=$((SECONDS + 20))
+    local pg_user pg_dir session deadline=$((SECONDS + 20))
     local -a environment
     pg_user="$(id -un)"
     if is_root; then pg_user=postgres; fi # PostgreSQL refuses to run as root
     pg_dir="$(reachable_dir postgres "$pg_user")"
     ensure_mail_server
+    session='import os, sys; os.setpgid(0, os.getpgid(os.getppid())); os.setsid(); os.execv(sys.argv[1], sys.argv[1:])'
     environment=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "HOME=${HOME:-/}"
         "LANG=${LANG:-C.UTF-8}" "STACK_ROOT=$ROOT" "STACK_DIR=$LOCAL_DIR" "STACK_LOG_DIR=$LOG_DIR"
         "STACK_RUN_DIR=$RUN_DIR" "STACK_BIN_DIR=$BIN_DIR" "STACK_REPLICAS=$REPLICAS" "STACK_PG_BIN=$PG_BIN"
         "STACK_PG_DATA=$pg_dir/data" "STACK_PG_SOCKET_DIR=$pg_dir/run" "STACK_PG_PORT=$PG_PORT" "STACK_PG_USER=$pg_user"
         "STACK_NGINX=$(nginx_bin)" "STACK_REPLAY_PORT=$REPLAY_PORT" "STACK_FIXTURES_DIR=$FIXTURES_DIR"
-        "STACK_MAIL_PYTHON=$MAIL_PYTHON" "STACK_SMTP_PORT=$SMTP_PORT")
+        "STACK_MAIL_PYTHON=$MAIL_PYTHON" "STACK_SMTP_PORT=$SMTP_PORT" "STACK_OWN_SESSION=/usr/bin/python3 -c '$session'")
     if supervisord_pid >/dev/null; then
         cmp -s "$RUN_DIR/supervisord.env" <(printf '%s\n' "${environment[@]}") \
             || die "the stack runs with other settings (STACK_*, or the build); run 'scripts/stack restart'"
