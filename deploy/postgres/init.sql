@@ -1,82 +1,47 @@
--- FavoriteMe Cloud: database, roles and schemas for docker-compose.yml.
+-- FavoriteMe Cloud's one database bootstrap: database favoriteme, one login role and one schema per service, and the
+-- grants. Every statement is safe to repeat. Run it with psql as a superuser, connected to any database:
 --
--- The official postgres image runs this file with psql (as the superuser, once, on an empty data volume) from
--- /docker-entrypoint-initdb.d/. It does what scripts/stack's bootstrap does for the native stack: every statement is
--- safe to repeat, so it can also be re-run by hand on an existing volume, e.g. after changing a password:
+--   psql -X -v ON_ERROR_STOP=1 -U postgres -d postgres -f deploy/postgres/init.sql \
+--        -v auth_service_password=… -v catalog_proxy_password=… -v favorites_service_password=…
 --
---   docker compose exec postgres psql -v ON_ERROR_STOP=1 -U postgres -d postgres -f /docker-entrypoint-initdb.d/init.sql
---
--- Passwords come from the postgres container's environment (same variable names as in the native stack's
--- .local/stack.env), with development defaults when a variable is unset or empty. They are also embedded in the
--- services' DATABASE_URL, so keep them URL-safe (letters, digits, '-', '.', '_', '~').
---   AUTH_SERVICE_DB_PASSWORD       role auth_service      owns schema auth
---   CATALOG_PROXY_DB_PASSWORD      role catalog_proxy     owns schema catalog
---   FAVORITES_SERVICE_DB_PASSWORD  role favorites_service owns schema favorites
--- psql's \getenv needs psql 15 or newer (the postgres:15 image has it).
+-- Each role's password is that psql variable or, when it is not set, the environment variable of the same meaning
+-- (AUTH_SERVICE_DB_PASSWORD, CATALOG_PROXY_DB_PASSWORD, FAVORITES_SERVICE_DB_PASSWORD: the names of the native stack's
+-- .local/stack.env and of docker-compose.yml). Its users:
+--   scripts/stack        at every `up`, with the passwords of stack.env in the environment
+--   docker-compose.yml   the postgres image runs it from /docker-entrypoint-initdb.d/ once, on an empty volume (to
+--                        apply a changed password later: docker compose exec postgres psql -X -v ON_ERROR_STOP=1
+--                        -U postgres -d postgres -f /docker-entrypoint-initdb.d/init.sql)
+--   tests and benchmarks a throwaway cluster, with -v
+-- The passwords also go into the services' DATABASE_URL, so keep them URL-safe (letters, digits, '-', '.', '_', '~').
+-- \getenv needs psql 15 or newer.
 
 \set ON_ERROR_STOP on
 SET client_min_messages = warning; -- no 'already exists, skipping' notices on re-runs
 
-\getenv auth_service_pw AUTH_SERVICE_DB_PASSWORD
-\getenv catalog_proxy_pw CATALOG_PROXY_DB_PASSWORD
-\getenv favorites_service_pw FAVORITES_SERVICE_DB_PASSWORD
+\if :{?auth_service_password} \else \getenv auth_service_password AUTH_SERVICE_DB_PASSWORD \endif
+\if :{?catalog_proxy_password} \else \getenv catalog_proxy_password CATALOG_PROXY_DB_PASSWORD \endif
+\if :{?favorites_service_password} \else \getenv favorites_service_password FAVORITES_SERVICE_DB_PASSWORD \endif
+-- A password given neither way leaves its variable unset, and its ALTER ROLE below fails (a syntax error at ':').
 
--- \getenv leaves a variable unset when the environment variable is missing; an empty value counts as missing too.
-\if :{?auth_service_pw}
-\else
-\set auth_service_pw ''
-\endif
-\if :{?catalog_proxy_pw}
-\else
-\set catalog_proxy_pw ''
-\endif
-\if :{?favorites_service_pw}
-\else
-\set favorites_service_pw ''
-\endif
-SELECT :'auth_service_pw' = '' AS auth_pw_missing,
-       :'catalog_proxy_pw' = '' AS catalog_pw_missing,
-       :'favorites_service_pw' = '' AS favorites_pw_missing \gset
-\if :auth_pw_missing
-\echo 'init.sql: AUTH_SERVICE_DB_PASSWORD is unset or empty; using the development default'
-\set auth_service_pw 'auth-service-dev'
-\endif
-\if :catalog_pw_missing
-\echo 'init.sql: CATALOG_PROXY_DB_PASSWORD is unset or empty; using the development default'
-\set catalog_proxy_pw 'catalog-proxy-dev'
-\endif
-\if :favorites_pw_missing
-\echo 'init.sql: FAVORITES_SERVICE_DB_PASSWORD is unset or empty; using the development default'
-\set favorites_service_pw 'favorites-service-dev'
-\endif
-
--- ---------------------------------------------------------------------------------------------------------------------
 -- Database and roles (cluster-wide).
-
 SELECT 'CREATE DATABASE favoriteme' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'favoriteme') \gexec
 
-SELECT format('CREATE ROLE %I LOGIN', 'auth_service')
-    WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'auth_service') \gexec
-SELECT format('CREATE ROLE %I LOGIN', 'catalog_proxy')
-    WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'catalog_proxy') \gexec
-SELECT format('CREATE ROLE %I LOGIN', 'favorites_service')
-    WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'favorites_service') \gexec
+SELECT format('CREATE ROLE %I LOGIN', name) FROM unnest(ARRAY['auth_service', 'catalog_proxy', 'favorites_service']) name
+    WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = name) \gexec
 
 ALTER ROLE auth_service WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
-    PASSWORD :'auth_service_pw';
+    PASSWORD :'auth_service_password';
 ALTER ROLE catalog_proxy WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
-    PASSWORD :'catalog_proxy_pw';
+    PASSWORD :'catalog_proxy_password';
 ALTER ROLE favorites_service WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
-    PASSWORD :'favorites_service_pw';
+    PASSWORD :'favorites_service_password';
 
 -- Only our three roles may connect, and CONNECT is all they get on the database (no CREATE, no TEMP).
 REVOKE ALL ON DATABASE favoriteme FROM PUBLIC;
 REVOKE ALL ON DATABASE favoriteme FROM auth_service, catalog_proxy, favorites_service;
 GRANT CONNECT ON DATABASE favoriteme TO auth_service, catalog_proxy, favorites_service;
 
--- ---------------------------------------------------------------------------------------------------------------------
 -- Schemas (inside favoriteme): one per service, owned by its role, so each service migrates only its own tables.
-
 \connect favoriteme
 SET client_min_messages = warning;
 

@@ -2,12 +2,14 @@
 # Shared by the benchmark scripts: a throwaway PostgreSQL 15 server and small formatting helpers.
 # Source after scripts/lib/common.sh.
 
-# Starts a cluster in a temporary directory on a random port, removed when the script exits. Sets BENCH_WORK (the
-# directory), BENCH_PG_PORT and BENCH_PG_URL (key/value form, superuser), for the sourcing script. Asynchronous commit, so that clients are
-# measured rather than the disk's fsync latency.
+# Starts a cluster in a temporary directory on a random port, removed when the script exits, with the database, roles
+# and schemas of deploy/postgres/init.sql (the one bootstrap; the role passwords are throwaway). Sets BENCH_WORK (the
+# directory), BENCH_PG_PORT and BENCH_PG_URL (key/value form, superuser, database favoriteme), for the sourcing script.
+# Asynchronous commit, so that clients are measured rather than the disk's fsync latency.
 # shellcheck disable=SC2034  # the BENCH_* variables are read by the sourcing script
 start_bench_postgres() {
-    local bin=/usr/lib/postgresql/15/bin
+    local bin=/usr/lib/postgresql/15/bin role
+    local -a passwords=()
     BENCH_WORK="$(mktemp -d /tmp/favoriteme-bench-XXXXXX)"
     BENCH_PG_PORT=$((20000 + RANDOM % 12000))  # below the ephemeral range (32768-60999), where outgoing connections take ports
     [[ $EUID -eq 0 ]] && chown postgres "$BENCH_WORK"
@@ -15,7 +17,10 @@ start_bench_postgres() {
     _bench_as_owner "$bin/pg_ctl" -D "$BENCH_WORK/data" -l "$BENCH_WORK/server.log" -w \
         -o "-p $BENCH_PG_PORT -k $BENCH_WORK -c listen_addresses=127.0.0.1 -c synchronous_commit=off -c max_connections=100 -c shared_buffers=256MB" \
         start >/dev/null
-    BENCH_PG_URL="host=127.0.0.1 port=$BENCH_PG_PORT user=postgres dbname=postgres sslmode=disable"
+    for role in auth_service catalog_proxy favorites_service; do passwords+=(-v "${role}_password=bench"); done
+    psql -X -q -h 127.0.0.1 -p "$BENCH_PG_PORT" -U postgres -d postgres "${passwords[@]}" \
+        -f "$(project_root)/deploy/postgres/init.sql" >/dev/null
+    BENCH_PG_URL="host=127.0.0.1 port=$BENCH_PG_PORT user=postgres dbname=favoriteme sslmode=disable"
     trap stop_bench_postgres EXIT
 }
 

@@ -82,6 +82,7 @@ _requirement_met() {
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
         openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
+        envsubst) command -v envsubst >/dev/null 2>&1 ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -100,6 +101,7 @@ _requirement_packages() {
         docker-compose) printf '%s\n' docker-compose ;;  # v1, enough for `config`; v2 is not in Debian 12
         shellcheck) printf '%s\n' shellcheck ;;
         python3-venv) printf '%s\n' python3 python3-venv ;;
+        envsubst) printf '%s\n' gettext-base ;;
         *) die "ensure_packages: unknown requirement '$1'" ;;
     esac
 }
@@ -116,7 +118,7 @@ _apt_update_once() {
 }
 
 # ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, shellcheck,
-# python3, python3-venv, openssl, docker-compose.
+# python3, python3-venv, openssl, docker-compose, envsubst.
 # As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {
