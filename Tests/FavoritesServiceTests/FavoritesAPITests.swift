@@ -343,7 +343,7 @@ import Testing
                 .decode(FavoriteIDs.self).itemIds.isEmpty)
             #expect(try await api.eventCount(of: ben) == 1)
             let audited = try await api.withPool { pool in
-                try await pool.query("SELECT events_removed FROM event_erasures").decode(as: Int.self)
+                try await pool.query("SELECT events_removed FROM event_erasures").values(Int.self)
             }
             #expect(audited == [2])
             #expect(try await api.eventTypes(of: ana) == ["stream-erased"])  // one audit row, even though every poll sees the deletion again
