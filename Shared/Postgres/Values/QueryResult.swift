@@ -41,16 +41,6 @@ public struct QueryResult: Sendable {
         try rows.map { try $0.value(type) }
     }
 
-    /// Decodes the first column of every row.
-    public func decode<Value: PostgresDecodable>(column: Int = 0, as type: Value.Type) throws -> [Value] {
-        try rows.map { try $0.decode(type, at: column) }
-    }
-
-    /// Decodes every row as a tuple of the given types, column by column.
-    public func decode<each Value: PostgresDecodable>(_ types: (repeat each Value).Type) throws -> [(repeat each Value)] {
-        try rows.map { try $0.decode(types) }
-    }
-
     /// The values of the column named `column`, one per row.
     public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: String) throws -> [Value] {
         let index = try storage.columnIndex(named: column)
@@ -148,21 +138,8 @@ public struct PostgresRow: Sendable {
         return try decode(type, at: 0)
     }
 
-    /// Decodes the row's columns, left to right, as a tuple: `try row.decode((UUID, String, Date?).self)`.
-    public func decode<each Value: PostgresDecodable>(_ types: (repeat each Value).Type) throws -> (repeat each Value) {
-        var index = 0
-        func next<Column: PostgresDecodable>(_ type: Column.Type) throws -> Column {
-            defer { index += 1 }
-            return try decode(type, at: index)
-        }
-        return (repeat try next((each Value).self))
-    }
-
-    /// Decodes the value at `index`, throwing an error that names the column when it does not fit.
-    public func decode<Value: PostgresDecodable>(_ type: Value.Type, at index: Int) throws -> Value {
-        guard (0..<storage.columnCount).contains(index) else {
-            throw PostgresError.client("column index \(index) is out of range (\(storage.columnCount) columns)")
-        }
+    /// Decodes the value at `index`. Internal: outside the wrapper, rows are read by name.
+    func decode<Value: PostgresDecodable>(_ type: Value.Type, at index: Int) throws -> Value {
         guard let text = storage.text(row: row, column: index) else {
             guard let null = Value.postgresNull else {
                 throw PostgresDecodingError(column: storage.columnName(index), type: Value.self, isNull: true)
