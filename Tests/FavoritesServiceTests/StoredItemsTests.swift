@@ -140,15 +140,15 @@ import Testing
             #expect(try await pool.query("SELECT to_regclass('event_streams') IS NULL").scalar(Bool.self))
 
             // A rebuild from the log gives the sized pictures too.
-            func pictures() async throws -> [(String, String)] {
+            func viewRows() async throws -> [(String, String)] {
                 try await pool.query("SELECT image_url, item::jsonb::text AS item FROM favorites ORDER BY item_id")
                     .rows.map { row in
                         (try row.decode(String.self, column: "image_url"), try row.decode(String.self, column: "item"))
                     }
             }
-            let live = try await pictures()
+            let live = try await viewRows()
             _ = try await FavoritesView.repair(user: user, pool: pool)
-            let rebuilt = try await pictures()
+            let rebuilt = try await viewRows()
             #expect(rebuilt.map(\.0) == live.map(\.0) && rebuilt.map(\.1) == live.map(\.1))
         }
     }
