@@ -122,7 +122,7 @@ import Testing
             _ = try await mail.link(to: member, subject: "Reset your FavoriteMe password")
             let pool = database.makePool(size: 1)
             let waiting = try await eventually({
-                try await pool.query("SELECT count(*) FROM auth.mail_outbox").single().decode(Int.self, at: 0)
+                try await pool.query("SELECT count(*) FROM auth.mail_outbox").scalar(Int.self)
             }, until: { $0 == 0 })
             await pool.close()
             #expect(waiting == 0)
@@ -168,8 +168,8 @@ import Testing
                 .status == .accepted)
             let pool = database.makePool(size: 1)
             let failedAttempts = try await eventually({
-                try await pool.query("SELECT coalesce(min(attempts), 0) FROM auth.mail_outbox").single()
-                    .decode(Int.self, at: 0)
+                try await pool.query("SELECT coalesce(min(attempts), 0) FROM auth.mail_outbox")
+                    .scalar(Int.self)
             }, until: { $0 >= 2 })
             await pool.close()
             #expect(failedAttempts >= 2)
@@ -200,7 +200,7 @@ import Testing
             let pool = database.makePool(size: 1)
             _ = try await eventually({
                 try await pool.query("SELECT count(*) FROM auth.mail_outbox WHERE purpose = 'password-reset'")
-                    .single().decode(Int.self, at: 0)
+                    .scalar(Int.self)
             }, until: { $0 == 0 })
             server.stop()
 
@@ -208,7 +208,7 @@ import Testing
             _ = try await eventually({
                 try await pool.query("""
                     SELECT coalesce(max(attempts), 0) FROM auth.mail_outbox WHERE purpose = 'password-reset'
-                    """).single().decode(Int.self, at: 0)
+                    """).scalar(Int.self)
             }, until: { $0 >= 2 })
             await pool.close()
             let kept = try await api.call(.get, first.pathAndQuery).status

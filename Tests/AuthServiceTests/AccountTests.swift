@@ -320,7 +320,7 @@ import Testing
             let revoked = try await api.feed("/v1/auth/revocations").decode(RevokedSessions.self)
             #expect(Set(revoked.sessionIds).isSuperset(of: [session.sessionId, other.sessionId]))
             let pool = database.makePool(size: 1)
-            let users = try await pool.query("SELECT count(*) FROM auth.users").single().decode(Int.self, at: 0)
+            let users = try await pool.query("SELECT count(*) FROM auth.users").scalar(Int.self)
             await pool.close()
             #expect(users == 0)
             // The deletion is published for the services that hold the user's data.

@@ -103,7 +103,7 @@ import Testing
             let queued = try await database.makePool(size: 1).closing { pool in
                 try await pool.query("""
                     SELECT count(*) FROM auth.mail_outbox WHERE email = \(victim) AND purpose = 'password-reset'
-                    """).single().decode(Int.self, at: 0)
+                    """).scalar(Int.self)
             }
             #expect(queued == 3)  // the attacker's two and the owner's: the refused one queued nothing
         }
@@ -121,10 +121,10 @@ import Testing
             // The sender drops the mail of a deleted account when it gets to it, so the outbox may hold fewer; the
             // limit's count says how many were let through.
             let (queued, admitted) = try await database.makePool(size: 1).closing { pool in
-                (try await pool.query("SELECT count(*) FROM auth.mail_outbox WHERE email = \(email)").single()
-                    .decode(Int.self, at: 0),
+                (try await pool.query("SELECT count(*) FROM auth.mail_outbox WHERE email = \(email)")
+                    .scalar(Int.self),
                  try await pool.query("SELECT failures FROM auth.sign_in_throttle WHERE key LIKE 'mail-to-from:%'")
-                    .single().decode(Int.self, at: 0))
+                    .scalar(Int.self))
             }
             #expect(queued <= 2)
             #expect(admitted == 2)
@@ -140,7 +140,7 @@ import Testing
             func devices() async throws -> Int {
                 try await database.makePool(size: 1).closing { pool in
                     try await pool.query("SELECT count(*) FROM auth.known_devices WHERE user_id = \(session.user.id)")
-                        .single().decode(Int.self, at: 0)
+                        .scalar(Int.self)
                 }
             }
             #expect(try await devices() == 2)

@@ -42,7 +42,7 @@ import Testing
                 .verify(oldToken, as: AccessTokenClaims.self)
             // Past the tail the old key is withdrawn and deleted.
             try await replicaA.refresh(now: switched.addingTimeInterval(51))
-            let remaining = try await pool.query("SELECT kid FROM signing_keys").decode(as: String.self)
+            let remaining = try await pool.query("SELECT kid FROM signing_keys").values(String.self)
             #expect(remaining == [newKID])
         }
     }

@@ -29,10 +29,11 @@ import Testing
     /// The service's real signing key, read from its table.
     static func serviceKey(_ database: TestDatabase) async throws -> (kid: String, key: EdDSA.PrivateKey) {
         let pool = database.makePool(size: 1)
-        let (kid, secret) = try await pool.query("SELECT kid, private_key FROM auth.signing_keys").single()
-            .decode((String, Data).self)
+        let row = try await pool.query("SELECT kid, private_key FROM auth.signing_keys").single()
         await pool.close()
-        return (kid, EdDSA.PrivateKey(backing: try Curve25519.Signing.PrivateKey(rawRepresentation: secret)))
+        let secret = try row.decode(Data.self, column: "private_key")
+        return (try row.decode(String.self, column: "kid"),
+                EdDSA.PrivateKey(backing: try Curve25519.Signing.PrivateKey(rawRepresentation: secret)))
     }
 
     static func sign(_ claims: LooseClaims, with key: EdDSA.PrivateKey, kid: String) async throws -> String {

@@ -98,7 +98,7 @@ import Testing
                 for _ in 0..<300 {
                     let kept = try await pool.query(
                         "SELECT count(*) FROM upstream_answers WHERE key LIKE '%/lists/full-overview.json'"
-                    ).single().decode(Int.self, at: 0)
+                    ).scalar(Int.self)
                     if kept > 0 { return }
                     try await Task.sleep(for: .milliseconds(100))
                 }

@@ -158,7 +158,7 @@ final class CallCounter: Sendable {
     }
 
     static func used(_ pool: DatabasePool) async throws -> [Int] {
-        try await pool.query("SELECT used FROM upstream_quota_days ORDER BY day").decode(as: Int.self)
+        try await pool.query("SELECT used FROM upstream_quota_days ORDER BY day").values(Int.self)
     }
 
     @Test func theGateEnforcesTheDailyQuota() async throws {

@@ -110,7 +110,7 @@ import Testing
     }
 
     static func calls(_ pool: DatabasePool) async throws -> Int {
-        try await pool.query("SELECT count(*)::int FROM upstream_calls").single().decode(Int.self, at: 0)
+        try await pool.query("SELECT count(*)::int FROM upstream_calls").scalar(Int.self)
     }
 
     /// The clock is the test's: five calls at 59.9 s, then a burst at 60.1 s (a new calendar minute) sends nothing
@@ -182,7 +182,7 @@ import Testing
             await #expect(throws: UpstreamFailure.self) { try await ledger.reserve([one]) }
             let recent = try await pool.query(
                 "SELECT count(*)::int FROM upstream_calls WHERE called_at > now() - interval '1 minute'")
-            #expect(try recent.single().decode(Int.self, at: 0) == 1)
+            #expect(try recent.scalar(Int.self) == 1)
         }
     }
 }

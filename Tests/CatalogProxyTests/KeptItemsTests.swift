@@ -125,7 +125,7 @@ import Testing
             let tables = try await pool.query("""
                 SELECT count(*) FROM pg_tables WHERE schemaname = 'catalog'
                    AND tablename IN ('seen_items', 'resolved_items')
-                """).decode(as: Int.self)
+                """).values(Int.self)
             #expect(tables == [0])
         }
     }

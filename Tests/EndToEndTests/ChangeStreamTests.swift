@@ -114,7 +114,7 @@ extension FaultInjection {
                         try await pool.query("""
                             SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                                                    WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()) AS ended
-                            """).single().decode(Int.self, at: 0)
+                            """).scalar(Int.self)
                     }
                     #expect(ended >= stack.favoritesReplicas.count)
                 }

@@ -237,11 +237,11 @@ extension EndToEnd {
 
             let events = try await stack.withFavoritesDatabase { pool in
                 try await pool.query("""
-                    SELECT event_type, data->>'itemId' FROM favorites.events
+                    SELECT event_type || ' ' || (data->>'itemId') FROM favorites.events
                      WHERE stream_id = \("user-" + user.id.uuidString.lowercased()) ORDER BY version
-                    """).decode((String, String).self)
+                    """).values(String.self)
             }
-            #expect(events.map { "\($0.0) \($0.1)" } == [
+            #expect(events == [
                 "favorite-added \(items[0])", "favorite-added \(items[1])", "favorite-added \(items[2])",
                 "favorite-removed \(items[0])",
             ])

@@ -31,10 +31,10 @@ extension EndToEnd {
         static func eventLog(of user: UUID, _ stack: StackUnderTest) async throws -> [String] {
             try await stack.withFavoritesDatabase { pool in
                 try await pool.query("""
-                    SELECT event_type, coalesce(data->>'itemId', '') FROM favorites.events
+                    SELECT event_type || ' ' || coalesce(data->>'itemId', '') FROM favorites.events
                      WHERE stream_id = \("user-" + user.uuidString.lowercased()) ORDER BY version
-                    """).decode((String, String).self)
-            }.map { "\($0.0) \($0.1)".trimmingCharacters(in: .whitespaces) }
+                    """).values(String.self)
+            }.map { $0.trimmingCharacters(in: .whitespaces) }
         }
 
         /// A favorite, an unfavorite and a clear of the same item, each applied by the server but its answer lost;

@@ -134,11 +134,11 @@ extension EndToEnd {
         {
             try await stack.withFavoritesDatabase { pool in
                 let rows = try await pool.query("SELECT count(*) FROM favorites.favorites WHERE user_id = \(user)")
-                    .decode(column: 0, as: Int.self).first ?? -1
+                    .values(Int.self).first ?? -1
                 let stream = "user-" + user.uuidString.lowercased()
                 let events = try await pool.query(
                     "SELECT event_type FROM favorites.events WHERE stream_id = \(stream) ORDER BY version"
-                ).decode(column: 0, as: String.self)
+                ).values(String.self)
                 return (rows, events)
             }
         }

@@ -97,7 +97,7 @@ import Testing
             @Sendable func command(_ event: NewEvent) async throws {
                 try await pool.withTransaction { connection in
                     let version = try await EventStore.lock("busy", on: connection)
-                    let count = try await connection.query("SELECT count(*) FROM side").single().decode(Int64.self, at: 0)
+                    let count = try await connection.query("SELECT count(*) FROM side").scalar(Int64.self)
                     let append = try EventStore.appending([event], to: "busy", after: version,
                                                           followedBy: "INSERT INTO side VALUES (\(version + 1), \(count))")
                     try await connection.commit(with: [append])
@@ -113,7 +113,7 @@ import Testing
             #expect(try await EventStore.read("busy", pool: pool).map(\.version) == Array(1...30))
             #expect(try await pool.withSession { try await EventStore.version(of: "busy", on: $0) } == 30)
             let rows = try await pool.query("SELECT version, seen FROM side ORDER BY version").rows
-                .map { try $0.decode((Int64, Int64).self) }
+                .map { (try $0.decode(Int64.self, column: "version"), try $0.decode(Int64.self, column: "seen")) }
             #expect(rows.map(\.0) == Array(1...30))
             #expect(rows.allSatisfy { $0.1 == $0.0 - 1 })
         }
@@ -182,13 +182,14 @@ import Testing
             #expect(try left[0].decode(EventStore.Erased.self) == EventStore.Erased(reason: "account deleted"))
             #expect(try await EventStore.read("user-2", pool: pool).count == 1)
             let audit = try await pool.query("SELECT stream_id, events_removed, reason FROM event_erasures").single()
-                .decode((String, Int, String).self)
-            #expect(audit == ("user-1", 2, "account deleted"))
+            #expect(try audit.decode(String.self, column: "stream_id") == "user-1")
+            #expect(try audit.decode(Int.self, column: "events_removed") == 2)
+            #expect(try audit.decode(String.self, column: "reason") == "account deleted")
             // Erasing again changes nothing and is not audited twice; erasing a stream that never existed neither.
             for stream in ["user-1", "never-existed"] {
                 #expect(try await pool.withTransaction { try await EventStore.erase(stream, reason: "again", on: $0) } == 0)
             }
-            #expect(try await pool.query("SELECT count(*) FROM event_erasures").single().decode(Int.self, at: 0) == 1)
+            #expect(try await pool.query("SELECT count(*) FROM event_erasures").scalar(Int.self) == 1)
             // The switch was for that transaction only.
             await #expect(throws: PostgresError.self) { try await pool.query("DELETE FROM events") }
         }

@@ -55,11 +55,11 @@ import Testing
 
     /// The positions in the ledger, in order.
     static func ledger(_ pool: DatabasePool) async throws -> [Int64] {
-        try await pool.query("SELECT position FROM ledger ORDER BY position").decode(as: Int64.self)
+        try await pool.query("SELECT position FROM ledger ORDER BY position").values(Int64.self)
     }
 
     static func logPositions(_ pool: DatabasePool) async throws -> [Int64] {
-        try await pool.query("SELECT position FROM events ORDER BY position").decode(as: Int64.self)
+        try await pool.query("SELECT position FROM events ORDER BY position").values(Int64.self)
     }
 
     /// Runs batches until the ledger satisfies `done`. Every test database lives in one cluster, and the projection
@@ -111,7 +111,7 @@ import Testing
     @Test func theLogIsReadInTransactionOrderWhenTheIdsGainADigit() async throws {
         try await Self.withStore { pool in
             try await Self.append("before", to: "user-1", pool: pool)
-            let current = try await pool.query("SELECT pg_current_xact_id()::text").single().decode(Int64.self, at: 0)
+            let current = try await pool.query("SELECT pg_current_xact_id()::text").scalar(Int64.self)
             var boundary: Int64 = 10
             while boundary <= current { boundary *= 10 }
             // Spend ids up to the next power of ten (a fresh test cluster is in the hundreds or thousands).
@@ -149,7 +149,7 @@ import Testing
                     SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
                      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
                        AND starts_with(query, 'SELECT pg_sleep(60) /* ledger-stall */')
-                    """).single().decode(Int.self, at: 0)
+                    """).scalar(Int.self)
             }
             #expect(killed == 1)
             await #expect(throws: (any Error).self) { try await stalled.value }
@@ -213,8 +213,8 @@ import Testing
             let all = try await Self.logPositions(pool)
             #expect(all.count == 91)
             #expect(try await Self.project(pool) { $0.count >= 91 } == all)
-            #expect(try await pool.query("SELECT to_regclass('ledger_rebuild') IS NULL").single().decode(Bool.self, at: 0))
-            #expect(try await pool.query("SELECT projection FROM projection_checkpoints").decode(as: String.self)
+            #expect(try await pool.query("SELECT to_regclass('ledger_rebuild') IS NULL").scalar(Bool.self))
+            #expect(try await pool.query("SELECT projection FROM projection_checkpoints").values(String.self)
                 == ["ledger"])
         }
     }
@@ -228,7 +228,7 @@ import Testing
                     SELECT count(*)::int FROM pg_locks
                      WHERE locktype = 'advisory' AND classid = \(Int(ProjectionRebuild.rebuildLockClass))::oid
                        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                    """).single().decode(Int.self, at: 0)
+                    """).scalar(Int.self)
             }
             // A rebuild in progress elsewhere holds the lock with its session: a second one is refused before it
             // touches anything.
@@ -240,8 +240,8 @@ import Testing
                 await #expect(throws: ProjectionRebuild.AlreadyRunning.self) {
                     try await ProjectionRebuild.rebuild(Ledger(), mode: .async, pool: pool)
                 }
-                #expect(try await holder.query("SELECT to_regclass('ledger_rebuild') IS NULL").single()
-                    .decode(Bool.self, at: 0))
+                #expect(try await holder.query("SELECT to_regclass('ledger_rebuild') IS NULL")
+                    .scalar(Bool.self))
                 try await holder.query("""
                     SELECT pg_advisory_unlock(\(ProjectionRebuild.rebuildLockClass),
                                               hashtext(coalesce(current_schema(), '') || '.ledger'))

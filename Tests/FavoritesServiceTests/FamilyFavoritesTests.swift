@@ -188,7 +188,7 @@ import Testing
             try await api.withPool { pool in
                 _ = try await eventually({ try await ProjectionBatch.lag(of: "popular", pool: pool).events }) { $0 == 0 }
                 let popular = try await pool.query("SELECT item_id FROM popular_items WHERE experience = 'flashcards'")
-                    .decode(as: String.self)
+                    .values(String.self)
                 #expect(popular == ["1"])  // the written card is nobody else's business
                 let live = try await ProjectionAPITests.views(pool)
                 let reader = testConfigReader(databaseURL: api.database.connectionString, environment: [

@@ -148,7 +148,7 @@ import Testing
                                                             FavoriteEvent.addedType])
             try await clear(.rijksmuseum, by: Self.plain(user))
             #expect(try await commands.events(of: user).last == FavoriteEvent.clearedType)
-            #expect(try await commands.pool.query("SELECT count(*) FROM favorites").single().decode(Int.self, at: 0) == 0)
+            #expect(try await commands.pool.query("SELECT count(*) FROM favorites").scalar(Int.self) == 0)
         }
     }
 }

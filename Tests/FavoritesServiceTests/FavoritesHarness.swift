@@ -48,7 +48,7 @@ struct FavoritesHarness: Sendable {
         try await withPool { pool in
             try await pool.query("""
                 SELECT event_type FROM events WHERE stream_id = \(FavoritesStore.stream(of: user.id)) ORDER BY version
-                """).decode(as: String.self)
+                """).values(String.self)
         }
     }
 

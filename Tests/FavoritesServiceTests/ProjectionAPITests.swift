@@ -69,13 +69,13 @@ import Testing
         [
             "favorites": try await pool.query("""
                 SELECT row_to_json(f)::text FROM favorites f ORDER BY user_id, experience, item_id
-                """).decode(as: String.self),
+                """).values(String.self),
             "popular_items": try await pool.query("""
                 SELECT row_to_json(p)::text FROM popular_items p ORDER BY experience, item_id
-                """).decode(as: String.self),
+                """).values(String.self),
             "popular_members": try await pool.query("""
                 SELECT row_to_json(m)::text FROM popular_members m ORDER BY user_id, experience, item_id
-                """).decode(as: String.self),
+                """).values(String.self),
         ]
     }
 
@@ -111,7 +111,7 @@ import Testing
                      WHERE schemaname = 'favorites' AND tablename IN ('favorites', 'popular_items', 'popular_members')
                      ORDER BY indexname
                     """
-                let liveIndexes = try await pool.query(indexes).decode(as: String.self)
+                let liveIndexes = try await pool.query(indexes).values(String.self)
                 #expect(liveIndexes.contains("favorites_pkey"))
                 #expect(live["favorites"]?.count == 3)  // ana: 2 events left; ben: the Night Watch
                 #expect(live["popular_items"]?.count == 3)
@@ -125,7 +125,7 @@ import Testing
                 let popular = try await FavoritesService.rebuild(view: .popular, user: nil, reader: reader)
                 #expect(popular.contains("popular view"))
                 #expect(try await Self.views(pool) == live)
-                #expect(try await pool.query(indexes).decode(as: String.self) == liveIndexes, "names kept")
+                #expect(try await pool.query(indexes).values(String.self) == liveIndexes, "names kept")
 
                 // A rebuild while writes keep coming: every write succeeds, and what the live writers and the
                 // switched-in tables then hold is what a rebuild from the log gives.

@@ -17,11 +17,11 @@ import Testing
     /// The statements the server ran in this test's database since `reset`, but for the counting itself.
     static func statements(on pool: DatabasePool) async throws -> [(query: String, calls: Int)] {
         try await pool.query("""
-            SELECT query, calls::integer FROM public.pg_stat_statements
+            SELECT query, calls::integer AS calls FROM public.pg_stat_statements
              WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
                AND query NOT LIKE '%pg_stat_statements%'
              ORDER BY query
-            """).rows.map { try $0.decode((String, Int).self) }
+            """).rows.map { (try $0.decode(String.self, column: "query"), try $0.decode(Int.self, column: "calls")) }
     }
 
     /// What every write sends besides its own statement.

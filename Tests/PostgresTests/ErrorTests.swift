@@ -17,7 +17,7 @@ import Testing
             #expect(error?.detail?.contains("alice@example.com") == true)  // available to code…
             #expect(error?.description.contains("alice@example.com") == false)  // …never printed
             // The same (only) session serves the next statement.
-            #expect(try await pool.query("SELECT count(*) FROM users").single().decode(Int.self, at: 0) == 1)
+            #expect(try await pool.query("SELECT count(*) FROM users").scalar(Int.self) == 1)
         }
     }
 
@@ -50,13 +50,13 @@ import Testing
             #expect(error?.isSerializationFailure == true)
             #expect(error?.isTransient == true)
             try await first.b.query("ROLLBACK")
-            #expect(try await first.b.query("SELECT n FROM counters").single().decode(Int.self, at: 0) == 1)
+            #expect(try await first.b.query("SELECT n FROM counters").scalar(Int.self) == 1)
         }
     }
 
     @Test func cancelledQueryIsItsOwnCaseAndTheSessionIsReusable() async throws {
         try await withTestPool(size: 1) { pool, _ in
-            let backend = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            let backend = try await pool.query("SELECT pg_backend_pid()").scalar(Int32.self)
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withConnection(timeout: .milliseconds(200)) { connection in
                     try await connection.query("SELECT pg_sleep(5)")
@@ -65,7 +65,7 @@ import Testing
             #expect(error?.kind == .timeout)
             #expect(error?.isQueryCancelled == true)
             // The same session serves the next statement: it was kept, not replaced.
-            let next = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            let next = try await pool.query("SELECT pg_backend_pid()").scalar(Int32.self)
             #expect(next == backend)
         }
     }
@@ -78,7 +78,7 @@ import Testing
             ), pool: PoolConfiguration(size: 1, queryTimeout: nil))
             let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT pg_sleep(3)") }
             #expect(error?.sqlState == "57014")
-            let next = try await pool.query("SELECT 2").single().decode(Int.self, at: 0)
+            let next = try await pool.query("SELECT 2").scalar(Int.self)
             #expect(next == 2)
             await pool.close()
         }

@@ -21,11 +21,11 @@ import Testing
             for value in Self.hostile {
                 try await pool.query("INSERT INTO notes (body) VALUES (\(value))")
             }
-            let stored = try await pool.query("SELECT body FROM notes ORDER BY id").decode(column: 0, as: String.self)
+            let stored = try await pool.query("SELECT body FROM notes ORDER BY id").values(String.self)
             #expect(stored == Self.hostile)
             // A lookup by a hostile value matches only that exact row.
             let matches = try await pool.query("SELECT count(*) FROM notes WHERE body = \("' OR '1'='1")")
-                .single().decode(Int.self, at: 0)
+                .scalar(Int.self)
             #expect(matches == 1)
         }
     }
@@ -35,7 +35,7 @@ import Testing
             let name = "odd\"; DROP TABLE x; --"
             try await pool.query("CREATE TABLE \(identifier: name) (v int)")
             try await pool.query("INSERT INTO \(identifier: name) VALUES (\(1))")
-            let count = try await pool.query("SELECT count(*) FROM \(identifier: name)").single().decode(Int.self, at: 0)
+            let count = try await pool.query("SELECT count(*) FROM \(identifier: name)").scalar(Int.self)
             #expect(count == 1)
         }
     }
@@ -65,7 +65,7 @@ import Testing
         try await withTestPool { pool, _ in
             try await pool.query("CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)")
             for body in ["a", "b", "$1 is text, not a placeholder"] { try await pool.query("INSERT INTO notes (body) VALUES (\(body))") }
-            #expect(try await pool.query(statement).single().decode(Int.self, at: 0) == 2)
+            #expect(try await pool.query(statement).scalar(Int.self) == 2)
         }
     }
 }

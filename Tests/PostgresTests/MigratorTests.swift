@@ -20,7 +20,7 @@ import Testing
             }
             #expect(appliedCounts.sorted() == [0, 0, 0, 2])
             let recorded = try await pools[0].query("SELECT version FROM notes_service.schema_migrations ORDER BY 1")
-                .decode(column: 0, as: Int.self)
+                .values(Int.self)
             #expect(recorded == [1, 2])
             let columns = try await pools[0].query("SELECT * FROM notes_service.notes").columns
             #expect(columns == ["id", "body", "created_at"])
@@ -70,7 +70,7 @@ import Testing
             await #expect(throws: PostgresError.self) { try await broken.migrate(pool) }
             let tables = try await pool.query("""
                 SELECT count(*) FROM information_schema.tables WHERE table_schema = 's'
-                """).single().decode(Int.self, at: 0)
+                """).scalar(Int.self)
             #expect(tables == 0)
         }
     }

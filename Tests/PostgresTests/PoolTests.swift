@@ -17,10 +17,10 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            let row = try await pool.query("SELECT count(*), count(DISTINCT backend) FROM hits").single()
-            let (count, backends) = try row.decode((Int, Int).self)
-            #expect(count == 200)
-            #expect(backends <= 8)  // bounded: never more sessions than the pool's size
+            let row = try await pool.query("SELECT count(*), count(DISTINCT backend) AS backends FROM hits").single()
+            #expect(try row.decode(Int.self, column: "count") == 200)
+            // Bounded: never more sessions than the pool's size.
+            #expect(try row.decode(Int.self, column: "backends") <= 8)
             let statistics = pool.statistics
             #expect(statistics.inUse == 0)
             #expect(statistics.waiters == 0)
@@ -36,7 +36,7 @@ import Testing
             #expect(error?.kind == .poolTimeout)
             #expect(error?.isUnavailable == true)
             await release()
-            #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
+            #expect(try await pool.query("SELECT 1").scalar(Int.self) == 1)
             await pool.close()
         }
     }
@@ -64,7 +64,7 @@ import Testing
             try await waitUntil {
                 try await pool.query("""
                     SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
-                    """).single().decode(Int.self, at: 0) == 1
+                    """).scalar(Int.self) == 1
             }
             sleeper.cancel()
             // 57014 (query_canceled): the server stopped the statement; it did not run its ten seconds out.
@@ -72,11 +72,11 @@ import Testing
             #expect(error?.sqlState == "57014")
             let leftover = try await pool.query("""
                 SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active' AND datname = current_database()
-                """).single().decode(Int.self, at: 0)
+                """).scalar(Int.self)
             #expect(leftover == 0)
             // Both sessions still serve.
             try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<4 { group.addTask { try await pool.query("SELECT 1").single().decode(Int.self, at: 0) } }
+                for _ in 0..<4 { group.addTask { try await pool.query("SELECT 1").scalar(Int.self) } }
                 for try await value in group { #expect(value == 1) }
             }
         }
@@ -88,10 +88,13 @@ import Testing
     @Test func aCancelThatCannotReachTheServerBlocksNoThreadAndRetiresItsSession() async throws {
         try await withTestDatabase { database in
             let server = try await database.makePool(size: 1).closing { pool in
-                try await pool.query("SELECT host(inet_server_addr()), current_setting('port')::int").single()
-                    .decode((String?, Int).self)
+                let row = try await pool.query("""
+                    SELECT host(inet_server_addr()) AS host, current_setting('port')::int AS port
+                    """).single()
+                return (host: try row.decode(String?.self, column: "host"),
+                        port: try row.decode(Int.self, column: "port"))
             }
-            let relay = try TCPRelay(to: server.0 ?? "127.0.0.1", port: server.1)
+            let relay = try TCPRelay(to: server.host ?? "127.0.0.1", port: server.port)
             defer { relay.stop() }
             let pool = DatabasePool(
                 connection: ConnectionConfiguration(
@@ -103,7 +106,7 @@ import Testing
             try await pool.closing { pool in
                 let sleeper = Task {
                     try await pool.withConnection { connection in
-                        let backend = try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                        let backend = try await connection.query("SELECT pg_backend_pid()").scalar(Int32.self)
                         try await connection.query("SELECT pg_sleep(2)")
                         return backend
                     }
@@ -112,7 +115,7 @@ import Testing
                     try await pool.query("""
                         SELECT count(*) FROM pg_stat_activity
                         WHERE query = 'SELECT pg_sleep(2)' AND state = 'active' AND datname = current_database()
-                        """).single().decode(Int.self, at: 0) == 1
+                        """).scalar(Int.self) == 1
                 }
                 relay.swallowNewConnections()  // the sessions' connections go on; the cancel's new one hangs
 
@@ -126,7 +129,7 @@ import Testing
                 if !returned { relay.stop() }  // lets the old, blocking cancel go, so that this fails instead of hanging
 
                 // The other session still serves while the cancel hangs.
-                #expect(try await pool.query("SELECT 7").single().decode(Int.self, at: 0) == 7)
+                #expect(try await pool.query("SELECT 7").scalar(Int.self) == 7)
                 // The cancel never reached the server, so the statement ran out its two seconds.
                 let sleeperBackend = try await sleeper.value
                 relay.forwardNewConnections()
@@ -137,7 +140,7 @@ import Testing
                         group.addTask {
                             try await pool.withConnection { connection in
                                 try await connection.query("SELECT pg_sleep(0.2)")
-                                return try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                                return try await connection.query("SELECT pg_backend_pid()").scalar(Int32.self)
                             }
                         }
                     }
@@ -153,31 +156,31 @@ import Testing
         try await withTestPool(size: 1) { pool, _ in
             let firstBackend = try await pool.withConnection { connection in
                 try await connection.query("BEGIN")  // left open on purpose
-                return try await connection.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                return try await connection.query("SELECT pg_backend_pid()").scalar(Int32.self)
             }
             // The next lease gets a new session, and the abandoned one is closed (its transaction rolled back).
-            let backend = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            let backend = try await pool.query("SELECT pg_backend_pid()").scalar(Int32.self)
             #expect(backend != firstBackend)
             try await waitUntil {
                 try await pool.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(firstBackend)")
-                    .single().decode(Int.self, at: 0) == 0
+                    .scalar(Int.self) == 0
             }
         }
     }
 
     @Test func terminatedSessionsAreReplacedSilently() async throws {
         try await withTestPool(size: 2) { pool, database in
-            let first = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+            let first = try await pool.query("SELECT pg_backend_pid()").scalar(Int32.self)
             let admin = database.makePool(size: 1)
             try await admin.query("SELECT pg_terminate_backend(\(first))")
             try await waitUntil {
                 try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(first)")
-                    .single().decode(Int.self, at: 0) == 0
+                    .scalar(Int.self) == 0
             }
             await admin.close()
             // The dead session is noticed on lease and replaced: no error reaches the caller.
             for _ in 0..<4 {
-                let backend = try await pool.query("SELECT pg_backend_pid()").single().decode(Int32.self, at: 0)
+                let backend = try await pool.query("SELECT pg_backend_pid()").scalar(Int32.self)
                 #expect(backend != first)
             }
         }
@@ -186,20 +189,22 @@ import Testing
     @Test func sessionSettingsAreApplied() async throws {
         try await withTestPool(size: 1, searchPath: "custom") { pool, _ in
             let row = try await pool.query("""
-                SELECT current_setting('TimeZone'), current_setting('DateStyle'), current_setting('extra_float_digits'),
-                       current_setting('search_path'), current_setting('application_name'),
-                       current_setting('idle_in_transaction_session_timeout'), current_setting('tcp_keepalives_idle'),
-                       inet_server_addr() IS NULL
+                SELECT current_setting('TimeZone') AS zone, current_setting('DateStyle') AS style,
+                       current_setting('extra_float_digits') AS digits, current_setting('search_path') AS path,
+                       current_setting('application_name') AS application,
+                       current_setting('idle_in_transaction_session_timeout') AS idle,
+                       current_setting('tcp_keepalives_idle') AS keepalive,
+                       inet_server_addr() IS NULL AS over_unix_socket
                 """).single()
-            let (zone, style, digits, path, application, idle, keepalive, overUnixSocket) = try row.decode(
-                (String, String, String, String, String, String, String, Bool).self)
-            #expect(keepalive == (overUnixSocket ? "0" : "30"))  // a Unix socket has no TCP keepalive to set
-            #expect(zone == "UTC")
-            #expect(style.hasPrefix("ISO"))
-            #expect(digits == "3")
-            #expect(path == "custom")
-            #expect(application == "favoriteme-tests")
-            #expect(idle == "30s")
+            func setting(_ name: String) throws -> String { try row.decode(String.self, column: name) }
+            // A Unix socket has no TCP keepalive to set.
+            #expect(try setting("keepalive") == (row.decode(Bool.self, column: "over_unix_socket") ? "0" : "30"))
+            #expect(try setting("zone") == "UTC")
+            #expect(try setting("style").hasPrefix("ISO"))
+            #expect(try setting("digits") == "3")
+            #expect(try setting("path") == "custom")
+            #expect(try setting("application") == "favoriteme-tests")
+            #expect(try setting("idle") == "30s")
         }
     }
 
@@ -247,7 +252,7 @@ import Testing
     /// Prepared statements the pool's one session holds on the server.
     static func preparedStatements(in pool: DatabasePool) async throws -> Int {
         try await pool.withConnection { connection in
-            try await connection.query("SELECT count(*) FROM pg_prepared_statements").single().decode(Int.self, at: 0)
+            try await connection.query("SELECT count(*) FROM pg_prepared_statements").scalar(Int.self)
         }
     }
 }

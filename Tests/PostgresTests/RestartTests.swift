@@ -59,9 +59,9 @@ import Testing
         // No session is stuck in a transaction, and every acknowledged write is there.
         let stuck = try await pool.query("""
             SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'
-            """).single().decode(Int.self, at: 0)
+            """).scalar(Int.self)
         #expect(stuck == 0)
-        let stored = try await pool.query("SELECT count(*) FROM writes").single().decode(Int.self, at: 0)
+        let stored = try await pool.query("SELECT count(*) FROM writes").scalar(Int.self)
         #expect(stored >= successes)
         await pool.close()
         try cluster.stop()

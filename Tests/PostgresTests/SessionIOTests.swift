@@ -22,7 +22,7 @@ import Testing
                 #expect(running == sleepers)
 
                 for value in 1...20 {
-                    #expect(try await pool.query("SELECT \(value)::int").single().decode(Int.self, at: 0) == value)
+                    #expect(try await pool.query("SELECT \(value)::int").scalar(Int.self) == value)
                 }
                 // The sleepers are still waiting on the server: the quick statements did not wait for them.
                 #expect(try await Self.sleepers(tagged: "io-test-sleeper", in: pool) == sleepers)
@@ -45,7 +45,7 @@ import Testing
                     var names = [currentThreadName()]
                     var threads: Set<pthread_t> = [pthread_self()]
                     for value in 1...3 {
-                        let answer = try await connection.query("SELECT \(value)::int").single().decode(Int.self, at: 0)
+                        let answer = try await connection.query("SELECT \(value)::int").scalar(Int.self)
                         #expect(answer == value)
                         names.append(currentThreadName())
                         threads.insert(pthread_self())
@@ -77,7 +77,7 @@ import Testing
         try await pool.query("""
             SELECT count(*) FROM pg_stat_activity
              WHERE query LIKE \("%" + tag + "%") AND state = 'active' AND pid <> pg_backend_pid()
-            """).single().decode(Int.self, at: 0)
+            """).scalar(Int.self)
     }
 
     /// Polls `running` (for up to about ten seconds) until it reaches `count`; returns what it gave last.

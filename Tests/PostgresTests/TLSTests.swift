@@ -13,7 +13,7 @@ import Testing
         try await withTestPool { _, database in
             try await Self.withTLSPool(database.connectionString + " sslmode='require'") { pool in
                 let encrypted = try await pool.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-                #expect(try encrypted.single().decode(Bool.self, at: 0))
+                #expect(try encrypted.scalar(Bool.self))
                 try await Self.readAnswersOfEverySize(pool)
             }
         }
@@ -27,8 +27,10 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func answersInLargeTLSRecordsArriveWhole() async throws {
         try await withTestPool { plain, database in
-            let address = try await plain.query("SELECT host(inet_server_addr()), inet_server_port()").single()
-            guard let host = try address.decode(String?.self, at: 0), let port = try address.decode(Int?.self, at: 1) else {
+            let address = try await plain.query("SELECT host(inet_server_addr()) AS host, inet_server_port() AS port")
+                .single()
+            guard let host = try address.decode(String?.self, column: "host"),
+                  let port = try address.decode(Int?.self, column: "port") else {
                 throw TestSupportError("the TLS relay needs the test server reached over TCP, not a Unix socket")
             }
             let relay = try TLSRecordRelay.start(upstreamHost: host, upstreamPort: port)
@@ -57,18 +59,18 @@ import Testing
         let sizes = Array(stride(from: 1, through: 400_001, by: 7_919))
             + (15...19).flatMap { (1 << $0) - 64 ... (1 << $0) }
         for size in sizes {
-            let text = try await pool.query("SELECT repeat('x', \(size))").single().decode(String.self, at: 0)
+            let text = try await pool.query("SELECT repeat('x', \(size))").scalar(String.self)
             #expect(text.utf8.count == size)
         }
         // Many rows, and several statements in one round trip, in a lease body (on the session's thread).
         try await pool.withSession { connection in
             let rows = try await connection.query("""
-                SELECT g, repeat('y', g % 700) FROM generate_series(1, 5000) g
-                """).decode((Int, String).self)
+                SELECT g, repeat('y', g % 700) AS text FROM generate_series(1, 5000) g
+                """).rows.map { (try $0.decode(Int.self, column: "g"), try $0.decode(String.self, column: "text")) }
             #expect(rows.count == 5000)
             #expect(rows.allSatisfy { $0.1.utf8.count == $0.0 % 700 })
             let results = try await connection.pipeline((1...8).map { "SELECT repeat('z', \($0 * 20_000))" })
-            let lengths = try results.map { try $0.single().decode(String.self, at: 0).utf8.count }
+            let lengths = try results.map { try $0.scalar(String.self).utf8.count }
             #expect(lengths == (1...8).map { $0 * 20_000 })
         }
     }

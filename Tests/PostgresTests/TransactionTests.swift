@@ -76,11 +76,11 @@ import Testing
                 try await withThrowingTaskGroup(of: [Int].self) { group in
                     group.addTask {
                         try await connection.pipeline(["SELECT 1 FROM pg_sleep(0.3)", "SELECT 2"])
-                            .map { try $0.single().decode(Int.self, at: 0) }
+                            .map { try $0.scalar(Int.self) }
                     }
                     group.addTask {
                         try await Task.sleep(for: .milliseconds(100))
-                        return [try await connection.query("SELECT 3").single().decode(Int.self, at: 0)]
+                        return [try await connection.query("SELECT 3").scalar(Int.self)]
                     }
                     var answers: [[Int]] = []
                     for try await answer in group { answers.append(answer) }
@@ -88,7 +88,7 @@ import Testing
                 }
             }
             #expect(answers.sorted { $0[0] < $1[0] } == [[1, 2], [3]])
-            #expect(try await pool.query("SELECT 4").single().decode(Int.self, at: 0) == 4)
+            #expect(try await pool.query("SELECT 4").scalar(Int.self) == 4)
         }
     }
 
@@ -100,7 +100,7 @@ import Testing
                 _ = try await pool.query("COPY (SELECT 1) TO STDOUT")
             }
             #expect(error?.kind == .client)
-            let next = try await pool.query("SELECT 3").single().decode(Int.self, at: 0)
+            let next = try await pool.query("SELECT 3").scalar(Int.self)
             #expect(next == 3)
         }
     }
@@ -132,8 +132,8 @@ import Testing
                 ])
             }
             #expect(results.count == 3)
-            #expect(try results[1].single().decode(Int.self, at: 0) == 2)
-            #expect(try results[2].single().decode(Int.self, at: 0) == 2)
+            #expect(try results[1].scalar(Int.self) == 2)
+            #expect(try results[2].scalar(Int.self) == 2)
             // A failing statement in the middle: nothing of the batch is applied, its error is thrown.
             let error = await #expect(throws: PostgresError.self) {
                 try await pool.withConnection { connection in
@@ -143,7 +143,7 @@ import Testing
                 }
             }
             #expect(error?.isUniqueViolation == true)
-            let values = try await pool.query("SELECT v FROM t ORDER BY v").decode(column: 0, as: Int.self)
+            let values = try await pool.query("SELECT v FROM t ORDER BY v").values(Int.self)
             #expect(values == [1, 2])
         }
     }
@@ -153,12 +153,12 @@ extension TransactionTests {
     @Test func beginTravelsWithTheFirstStatementAndKeepsItsIsolationLevel() async throws {
         try await withTestPool(size: 1) { pool, _ in
             let level = try await pool.withTransaction(isolation: .serializable) { connection in
-                try await connection.query("SHOW transaction_isolation").single().decode(String.self, at: 0)
+                try await connection.query("SHOW transaction_isolation").scalar(String.self)
             }
             #expect(level == "serializable")
             let prepared = try await pool.withTransaction(isolation: .repeatableRead) { connection in
-                try await connection.pipeline(["SHOW transaction_isolation"], prepare: true)[0].single()
-                    .decode(String.self, at: 0)
+                try await connection.pipeline(["SHOW transaction_isolation"], prepare: true)[0]
+                    .scalar(String.self)
             }
             #expect(prepared == "repeatable read")
         }
@@ -171,11 +171,11 @@ extension TransactionTests {
                 let results = try await connection.pipeline(["INSERT INTO t VALUES (\(1))", "SELECT count(*) FROM t"],
                                                       prepare: true)
                 try await connection.commit(with: ["INSERT INTO t VALUES (\(2))"], prepare: true)
-                return try results[1].single().decode(Int.self, at: 0)
+                return try results[1].scalar(Int.self)
             }
             #expect(seen == 1)
             // Both rows were written by one transaction: the same xmin.
-            let writers = try await pool.query("SELECT count(DISTINCT xmin::text) FROM t").single().decode(Int.self, at: 0)
+            let writers = try await pool.query("SELECT count(DISTINCT xmin::text) FROM t").scalar(Int.self)
             #expect(writers == 1)
             #expect(try await PostgresTestQueries.rows(in: pool) == 2)
         }
@@ -205,7 +205,7 @@ extension TransactionTests {
                 }
             }
             #expect(error?.kind == .client)
-            let values = try await pool.query("SELECT v FROM t").decode(column: 0, as: Int.self)
+            let values = try await pool.query("SELECT v FROM t").values(Int.self)
             #expect(values == [1])  // the commit happened; the statement after it did not run
             await #expect(throws: PostgresError.self) {
                 try await pool.withConnection { try await $0.commit(with: ["SELECT 1"]) }  // no transaction open
@@ -242,7 +242,7 @@ extension TransactionTests {
 enum PostgresTestQueries {
     /// How many rows the test table `t` holds.
     static func rows(in pool: DatabasePool) async throws -> Int {
-        try await pool.query("SELECT count(*) FROM t").single().decode(Int.self, at: 0)
+        try await pool.query("SELECT count(*) FROM t").scalar(Int.self)
     }
 
     /// Statements running `pg_sleep` right now, other than the asking one.
@@ -251,6 +251,6 @@ enum PostgresTestQueries {
             SELECT count(*) FROM pg_stat_activity
             WHERE query LIKE '%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()
               AND datname = current_database()
-            """).single().decode(Int.self, at: 0)
+            """).scalar(Int.self)
     }
 }

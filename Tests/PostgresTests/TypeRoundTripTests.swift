@@ -45,7 +45,7 @@ import Testing
             for (index, sample) in samples.enumerated() {
                 try await pool.query("INSERT INTO texts VALUES (\(index), \(sample))")
             }
-            let stored = try await pool.query("SELECT body FROM texts ORDER BY id").decode(column: 0, as: String.self)
+            let stored = try await pool.query("SELECT body FROM texts ORDER BY id").values(String.self)
             #expect(stored == samples)
         }
     }
@@ -66,11 +66,12 @@ import Testing
         try await withTestPool { pool, _ in
             let small = Data((0...255).map(UInt8.init))
             let large = Data((0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            let row = try await pool.query("SELECT \(small)::bytea, \(large)::bytea, length(\(large)::bytea)").single()
-            let (decodedSmall, decodedLarge, length) = try row.decode((Data, Data, Int).self)
-            #expect(decodedSmall == small)
-            #expect(decodedLarge == large)
-            #expect(length == 1_000_000)
+            let row = try await pool.query("""
+                SELECT \(small)::bytea AS small, \(large)::bytea AS large, length(\(large)::bytea) AS length
+                """).single()
+            #expect(try row.decode(Data.self, column: "small") == small)
+            #expect(try row.decode(Data.self, column: "large") == large)
+            #expect(try row.decode(Int.self, column: "length") == 1_000_000)
         }
     }
 
@@ -79,17 +80,16 @@ import Testing
             try await pool.query("CREATE TABLE docs (id int PRIMARY KEY, body jsonb NOT NULL)")
             let snapshot = Snapshot(title: "Nachtwacht \"de\" 🎨", price: 12.5, tags: ["a", "b/c"])
             try await pool.query("INSERT INTO docs VALUES (1, \(PostgresJSON(snapshot))::jsonb)")
-            let row = try await pool.query("SELECT body, body->>'title' FROM docs").single()
-            #expect(try row.decode(PostgresJSON<Snapshot>.self, at: 0).value == snapshot)
-            #expect(try row.decode(String.self, at: 1) == snapshot.title)
+            let row = try await pool.query("SELECT body, body->>'title' AS title FROM docs").single()
+            #expect(try row.decode(PostgresJSON<Snapshot>.self, column: "body").value == snapshot)
+            #expect(try row.decode(String.self, column: "title") == snapshot.title)
         }
     }
 
     @Test func decodingMismatchNamesTheColumn() async throws {
         try await withTestPool { pool, _ in
             let row = try await pool.query("SELECT 'not-a-uuid'::text AS item_id, 1 AS n").single()
-            let error = #expect(throws: PostgresDecodingError.self) { try row.decode((Int, UUID).self) }
-            // The tuple's first type (Int) fails on the first column, which is named.
+            let error = #expect(throws: PostgresDecodingError.self) { try row.decode(Int.self, column: "item_id") }
             #expect(error?.column == "item_id")
             #expect(error?.description.contains("item_id") == true)
             #expect(error?.description.contains("not-a-uuid") == false)
@@ -98,27 +98,46 @@ import Testing
         }
     }
 
+    /// Rows are read by name: a name the result lacks or holds twice, or a one-value read of a wider row, is an
+    /// error that says so, never another column's value.
+    @Test func columnsAreFoundByNameOnly() async throws {
+        try await withTestPool { pool, _ in
+            let row = try await pool.query("SELECT 1 AS a, 2 AS b, 3 AS a").single()
+            #expect(try row.decode(Int.self, column: "b") == 2)
+            let missing = #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "c") }
+            #expect(missing?.description.contains("no column named c") == true)
+            let repeated = #expect(throws: PostgresError.self) { try row.decode(Int.self, column: "a") }
+            #expect(repeated?.description.contains("more than one column is named a") == true)
+            let wide = #expect(throws: PostgresError.self) { try row.value(Int.self) }
+            #expect(wide?.description.contains("expected exactly one column, got 3") == true)
+            let list = try await pool.query("SELECT g AS n FROM generate_series(1, 3) g")
+            #expect(try list.decode(Int.self, column: "n") == [1, 2, 3])
+            #expect(try list.values(Int.self) == [1, 2, 3])
+            #expect(throws: PostgresError.self) { try list.scalar(Int.self) }
+        }
+    }
+
     @Test func timestampsKeepMicrosecondsAndDecodeServerText() async throws {
         try await withTestPool { pool, _ in
             let row = try await pool.query("""
-                SELECT '2026-11-22 17:08:00.5+00'::timestamptz, '1999-12-31 23:59:59+00'::timestamptz,
-                       'infinity'::timestamptz, '0044-03-15 12:00:00+00 BC'::timestamptz
+                SELECT '2026-11-22 17:08:00.5+00'::timestamptz AS half,
+                       '1999-12-31 23:59:59+00'::timestamptz AS millennium,
+                       'infinity'::timestamptz AS infinite, '0044-03-15 12:00:00+00 BC'::timestamptz AS ides
                 """).single()
-            let (half, millennium, infinite, ides) = try row.decode((Date, Date, Date, Date).self)
-            #expect(half == Date(timeIntervalSince1970: 1_795_367_280.5))
-            #expect(millennium == Date(timeIntervalSince1970: 946_684_799))
-            #expect(infinite == .distantFuture)
-            #expect(ides < Date(timeIntervalSince1970: -62_000_000_000))
+            #expect(try row.decode(Date.self, column: "half") == Date(timeIntervalSince1970: 1_795_367_280.5))
+            #expect(try row.decode(Date.self, column: "millennium") == Date(timeIntervalSince1970: 946_684_799))
+            #expect(try row.decode(Date.self, column: "infinite") == .distantFuture)
+            #expect(try row.decode(Date.self, column: "ides") < Date(timeIntervalSince1970: -62_000_000_000))
         }
     }
 
     @Test func datesOutsideTheRangeAreRefusedByTheServerNotTrapped() async throws {
         try await withTestPool { pool, _ in
-            let (future, past) = try await pool.query("""
-                SELECT \(Date(timeIntervalSince1970: .infinity))::timestamptz = 'infinity',
-                       \(Date(timeIntervalSince1970: -.infinity))::timestamptz = '-infinity'
-                """).single().decode((Bool, Bool).self)
-            #expect(future && past)
+            let both = try await pool.query("""
+                SELECT \(Date(timeIntervalSince1970: .infinity))::timestamptz = 'infinity'
+                   AND \(Date(timeIntervalSince1970: -.infinity))::timestamptz = '-infinity'
+                """).scalar(Bool.self)
+            #expect(both)
             for seconds in [Double.nan, 1e300, -1e300] {
                 let error = await #expect(throws: PostgresError.self) {
                     try await pool.query("SELECT \(Date(timeIntervalSince1970: seconds))::timestamptz")
@@ -126,7 +145,7 @@ import Testing
                 #expect(error?.sqlState == "22007")
             }
             // The sessions stay usable.
-            #expect(try await pool.query("SELECT 1").single().decode(Int.self, at: 0) == 1)
+            #expect(try await pool.query("SELECT 1").scalar(Int.self) == 1)
         }
     }
 }

@@ -29,8 +29,7 @@ enum KitTestApp {
             return try ServiceJSON.encoder.encode(widget).jsonResponse(status: .created)
         }
         router.get("/v1/kit/widgets/count") { _, _ -> Response in
-            let count = try await core.pool.query("SELECT count(*) FROM widgets").single()
-                .decode(Int.self, at: 0)
+            let count = try await core.pool.query("SELECT count(*) FROM widgets").scalar(Int.self)
             return try ServiceJSON.encoder.encode(["count": count]).jsonResponse()
         }
         router.get("/v1/kit/slow") { _, _ -> Response in

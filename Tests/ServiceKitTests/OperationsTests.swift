@@ -23,7 +23,7 @@ import Testing
                 try await client.execute(uri: "/v1/kit/widgets/count", method: .get) { #expect($0.status == .ok) }
             }
             let pool = database.makePool(size: 1)
-            let recorded = try await pool.query("SELECT name FROM kit.schema_migrations").decode(column: 0, as: String.self)
+            let recorded = try await pool.query("SELECT name FROM kit.schema_migrations").values(String.self)
             #expect(recorded == ["create_widgets", "index_widget_names"])
             await pool.close()
         }

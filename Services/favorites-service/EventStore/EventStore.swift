@@ -181,7 +181,7 @@ public enum EventStore {
     /// from a SQL function of its own.
     @discardableResult
     public static func lock(_ stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
-        try await connection.query("SELECT lock_event_stream(\(stream))", prepare: true).single().decode(Int64.self, at: 0)
+        try await connection.query("SELECT lock_event_stream(\(stream))", prepare: true).scalar(Int64.self)
     }
 
     /// The version at which event `id` was appended to `stream`, if it was.
@@ -189,21 +189,20 @@ public enum EventStore {
         -> Int64?
     {
         try await connection.query("SELECT version FROM events WHERE event_id = \(id) AND stream_id = \(stream)",
-                                   prepare: true).rows.first?.decode(Int64.self, at: 0)
+                                   prepare: true).rows.first?.value(Int64.self)
     }
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
         try await connection.query("SELECT coalesce(max(version), 0) FROM events WHERE stream_id = \(stream)",
-                                   prepare: true).single().decode(Int64.self, at: 0)
+                                   prepare: true).scalar(Int64.self)
     }
 
     /// The stream's events with a version above `version`, oldest first.
     public static func read(_ stream: String, after version: Int64 = 0, limit: Int = 1000,
                             on connection: isolated PostgresConnection) async throws -> [RecordedEvent] {
         try await connection.query("""
-            SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at, transaction_id::text AS transaction_text
+            SELECT \(raw: recordedColumns)
               FROM events WHERE stream_id = \(stream) AND version > \(version)
              ORDER BY version LIMIT \(limit)
             """, prepare: true).rows.map(recorded)
@@ -224,8 +223,7 @@ public enum EventStore {
         -> [RecordedEvent]
     {
         try await pool.query("""
-            SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                   recorded_at, transaction_id::text AS transaction_text
+            SELECT \(raw: recordedColumns)
               FROM events WHERE position > \(position) ORDER BY position LIMIT \(limit)
             """).rows.map(recorded)
     }
@@ -266,13 +264,26 @@ public enum EventStore {
         public init(reason: String) { self.reason = reason }
     }
 
+    /// The columns of `events` that ``recorded(_:)`` reads. The transaction id goes out as text (it is 64-bit
+    /// unsigned) under another name: `ORDER BY transaction_id` would otherwise sort by the text column of that name,
+    /// and "1000" would come before "999".
+    static let recordedColumns: StaticString = """
+        position, stream_id, version, event_id, event_type, schema_version, data::text AS data,
+        metadata::text AS metadata, recorded_at, transaction_id::text AS transaction_text
+        """
+
     static func recorded(_ row: PostgresRow) throws -> RecordedEvent {
-        let (position, stream, version, id, type, schemaVersion, data, metadata, recordedAt, transactionID) =
-            try row.decode((Int64, String, Int64, UUID, String, Int, String, String, Date, Int64).self)
+        let metadata = try row.decode(String.self, column: "metadata")
         return RecordedEvent(
-            position: position, streamID: stream, version: version, id: id, type: type, schemaVersion: schemaVersion,
-            data: data, metadata: try JSONDecoder().decode(EventMetadata.self, from: Data(metadata.utf8)),
-            recordedAt: recordedAt, transactionID: transactionID
+            position: try row.decode(Int64.self, column: "position"),
+            streamID: try row.decode(String.self, column: "stream_id"),
+            version: try row.decode(Int64.self, column: "version"), id: try row.decode(UUID.self, column: "event_id"),
+            type: try row.decode(String.self, column: "event_type"),
+            schemaVersion: try row.decode(Int.self, column: "schema_version"),
+            data: try row.decode(String.self, column: "data"),
+            metadata: try JSONDecoder().decode(EventMetadata.self, from: Data(metadata.utf8)),
+            recordedAt: try row.decode(Date.self, column: "recorded_at"),
+            transactionID: try row.decode(Int64.self, column: "transaction_text")
         )
     }
 }

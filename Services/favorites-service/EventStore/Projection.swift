@@ -70,7 +70,7 @@ public enum ProjectionBatch {
         try await pool.withTransaction { connection in
             guard try await connection.query("""
                 SELECT pg_try_advisory_xact_lock(\(projectionLockClass), hashtext(\(projection.name)))
-                """, prepare: true).single().decode(Bool.self, at: 0)
+                """, prepare: true).scalar(Bool.self)
             else { return .busy }
             let applied = try await apply(projection, checkpoint: projection.name, tables: ProjectionTables(), limit: limit,
                                     on: connection)
@@ -111,21 +111,20 @@ public enum ProjectionBatch {
 
     static func checkpoint(_ name: String, on connection: isolated PostgresConnection) async throws -> ProjectionCheckpoint {
         guard let row = try await connection.query("""
-            SELECT transaction_id::text, position FROM projection_checkpoints WHERE projection = \(name)
+            SELECT transaction_id::text AS transaction_id, position
+              FROM projection_checkpoints WHERE projection = \(name)
             """, prepare: true).rows.first
         else { return .start }
-        let (transactionID, position) = try row.decode((Int64, Int64).self)
-        return ProjectionCheckpoint(transactionID: transactionID, position: position)
+        return ProjectionCheckpoint(transactionID: try row.decode(Int64.self, column: "transaction_id"),
+                                    position: try row.decode(Int64.self, column: "position"))
     }
 
-    /// The ids go out as text (they are 64-bit unsigned) under another name: `ORDER BY transaction_id` would
-    /// otherwise sort by the text column of that name, and "1000" would come before "999".
+    /// The events after `checkpoint`, in (transaction id, position) order.
     static func pending(after checkpoint: ProjectionCheckpoint, limit: Int, onlyFinishedTransactions: Bool,
                         on connection: isolated PostgresConnection) async throws -> [RecordedEvent] {
         let result = if onlyFinishedTransactions {
             try await connection.query("""
-                SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                       recorded_at, transaction_id::text AS transaction_text
+                SELECT \(raw: EventStore.recordedColumns)
                   FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
                    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
@@ -133,8 +132,7 @@ public enum ProjectionBatch {
                 """, prepare: true)
         } else {
             try await connection.query("""
-                SELECT position, stream_id, version, event_id, event_type, schema_version, data::text, metadata::text,
-                       recorded_at, transaction_id::text AS transaction_text
+                SELECT \(raw: EventStore.recordedColumns)
                   FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
                  ORDER BY transaction_id, position LIMIT \(limit)
@@ -157,11 +155,12 @@ public enum ProjectionBatch {
 extension PostgresConnection {
     fileprivate func lag(of projection: String, countLimit: Int) async throws -> (events: Int, oldest: Date?) {
         let checkpoint = try await ProjectionBatch.checkpoint(projection, on: self)
-        return try await query("""
-            SELECT count(*), min(recorded_at) FROM (
+        let lag = try await query("""
+            SELECT count(*) AS events, min(recorded_at) AS oldest FROM (
                 SELECT recorded_at FROM events
                  WHERE (transaction_id, position) > (\(checkpoint.transactionID)::xid8, \(checkpoint.position))
                  ORDER BY transaction_id, position LIMIT \(countLimit)) AS pending
-            """, prepare: true).single().decode((Int, Date?).self)
+            """, prepare: true).single()
+        return (try lag.decode(Int.self, column: "events"), try lag.decode(Date?.self, column: "oldest"))
     }
 }

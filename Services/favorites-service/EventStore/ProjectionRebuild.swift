@@ -31,8 +31,7 @@ public enum ProjectionRebuild {
     ) async throws -> Int {
         // The session's statement_timeout bounds each statement; the lease as a whole may take as long as the log needs.
         try await pool.withSession(timeout: .seconds(7 * 86_400)) { connection in
-            guard try await connection.query(rebuildLock("pg_try_advisory_lock", projection)).single()
-                .decode(Bool.self, at: 0)
+            guard try await connection.query(rebuildLock("pg_try_advisory_lock", projection)).scalar(Bool.self)
             else { throw AlreadyRunning(projection: projection.name) }
             let replayed: Int
             do {
@@ -178,11 +177,11 @@ public enum ProjectionRebuild {
                        substring(pg_get_indexdef(i.indexrelid) FROM ' USING .*') AS definition
                   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
                  WHERE i.indrelid IN (to_regclass(\(table)), to_regclass(\(copy))))
-            SELECT copied.name, live.name
+            SELECT copied.name AS copied, live.name AS live
               FROM indexes copied JOIN indexes live
                 ON live.indrelid = to_regclass(\(table)) AND copied.indrelid = to_regclass(\(copy))
                AND live.definition = copied.definition AND live.is_unique = copied.is_unique
-            """).decode((String, String).self)
+            """).rows.map { (try $0.decode(String.self, column: "copied"), try $0.decode(String.self, column: "live")) }
         try await connection.query("DROP TABLE \(identifier: table)")
         try await connection.query("ALTER TABLE \(identifier: copy) RENAME TO \(identifier: table)")
         for (copied, live) in names {

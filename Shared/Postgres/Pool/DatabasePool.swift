@@ -28,62 +28,6 @@ public final class DatabasePool: Service, Sendable {
     private let tracesStatements = !(InstrumentationSystem.tracer is NoOpTracer)
     let state: Locked<State>
 
-    /// Free capacity: a ready session, or room for one.
-    enum Slot: Sendable {
-        case ready(PostgresConnection)
-        case empty
-    }
-
-    struct State {
-        var freeSlots: [Slot]
-        /// Sessions leased now (a few dozen at most: a scan costs less than hashing).
-        var leased: [PostgresConnection] = []
-        var waiters: [Waiter] = []
-        var nextWaiterID = 0
-        var closed = false
-        var drained: CheckedContinuation<Void, Never>?
-        var backoff: Duration
-        var retryAfter: ContinuousClock.Instant?
-        var reaper: Task<Void, Never>?
-
-        var gauges: Gauges {
-            Gauges(
-                inUse: leased.count,
-                idle: freeSlots.reduce(0) { count, slot in if case .ready = slot { count + 1 } else { count } },
-                waiters: waiters.count
-            )
-        }
-
-        mutating func removeLeased(_ connection: PostgresConnection) {
-            guard let index = leased.firstIndex(where: { $0 === connection }) else { return }
-            leased.swapAt(index, leased.count - 1)
-            leased.removeLast()
-        }
-
-        /// Gives freed capacity to the longest waiter (returned, to be resumed outside the lock), or back to the
-        /// free list.
-        mutating func hand(_ slot: Slot) -> (Waiter, Slot)? {
-            guard !waiters.isEmpty else {
-                freeSlots.append(slot)
-                return nil
-            }
-            return (waiters.removeFirst(), slot)
-        }
-
-        /// The continuation of a ``DatabasePool/close()`` waiting for the last leased session, once there is none.
-        mutating func takeDrained() -> CheckedContinuation<Void, Never>? {
-            guard closed, leased.isEmpty else { return nil }
-            defer { drained = nil }
-            return drained
-        }
-    }
-
-    struct Gauges {
-        let inUse: Int
-        let idle: Int
-        let waiters: Int
-    }
-
     /// What the first look at the free list found.
     private enum Taken {
         /// A free, reusable session, leased already.
@@ -92,12 +36,6 @@ public final class DatabasePool: Service, Sendable {
         case slot(Slot)
         /// Nothing free: wait in line.
         case nothing
-    }
-
-    struct Waiter {
-        let id: Int
-        let continuation: CheckedContinuation<Slot, any Error>
-        let timer: Task<Void, Never>
     }
 
     public init(
@@ -404,34 +342,5 @@ public final class DatabasePool: Service, Sendable {
         metrics.inUse.record(gauges.inUse)
         metrics.idle.record(gauges.idle)
         metrics.waiters.record(gauges.waiters)
-    }
-}
-
-/// What a span of the pool's work is named and says: a statement by its operation (`SELECT`, `INSERT`, …) with its text,
-/// parameters never (they are bound, not in the text); a transaction or a session of several statements as such.
-enum DatabaseSpan {
-    case statement(SQL), transaction, session
-
-    var name: String {
-        switch self {
-        case .statement(let sql): sql.operation
-        case .transaction: "transaction"
-        case .session: "session"
-        }
-    }
-
-    func describe(in span: any Span) {
-        span.attributes["db.system.name"] = "postgresql"
-        if case .statement(let sql) = self {
-            span.attributes["db.operation.name"] = sql.operation
-            span.attributes["db.query.text"] = sql.text
-        }
-    }
-}
-
-extension SQL {
-    /// The statement's first keyword, upper-cased (`WITH` for a common table expression).
-    var operation: String {
-        String(text.drop { $0.isWhitespace }.prefix { $0.isLetter }).uppercased()
     }
 }

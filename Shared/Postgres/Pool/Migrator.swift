@@ -79,7 +79,7 @@ public struct Migrator: Sendable {
             // First, so concurrent migrators queue here; released at COMMIT or ROLLBACK.
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\("migrations:" + schema)))")
             let exists = try await connection.query("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = \(schema))")
-                .single().decode(Bool.self, at: 0)
+                .scalar(Bool.self)
             if !exists {
                 // Checked first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database.
                 try await connection.query("CREATE SCHEMA \(identifier: schema)")
@@ -94,12 +94,13 @@ public struct Migrator: Sendable {
                 )
                 """)
             let applied = try await connection.query("SELECT name, checksum FROM schema_migrations ORDER BY version")
-                .decode((String, String).self)
+                .rows.map { (name: try $0.decode(String.self, column: "name"),
+                             checksum: try $0.decode(String.self, column: "checksum")) }
             let declared = migrations.map(\.name)
-            guard declared.starts(with: applied.map(\.0)) else {
-                throw MigrationError.inconsistent(applied: applied.map(\.0), declared: declared)
+            guard declared.starts(with: applied.map(\.name)) else {
+                throw MigrationError.inconsistent(applied: applied.map(\.name), declared: declared)
             }
-            for (migration, record) in zip(migrations, applied) where migration.checksum != record.1 {
+            for (migration, record) in zip(migrations, applied) where migration.checksum != record.checksum {
                 throw MigrationError.edited(migration.name)
             }
             let pending = Array(migrations.dropFirst(applied.count))

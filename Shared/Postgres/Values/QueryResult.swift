@@ -31,14 +31,20 @@ public struct QueryResult: Sendable {
         return rows[0]
     }
 
-    /// Decodes the first column of every row.
-    public func decode<Value: PostgresDecodable>(column: Int = 0, as type: Value.Type) throws -> [Value] {
-        try rows.map { try $0.decode(type, at: column) }
+    /// The value of a statement that returns one row of one column: `SELECT now()`.
+    public func scalar<Value: PostgresDecodable>(_ type: Value.Type) throws -> Value {
+        try single().value(type)
     }
 
-    /// Decodes every row as a tuple of the given types, column by column.
-    public func decode<each Value: PostgresDecodable>(_ types: (repeat each Value).Type) throws -> [(repeat each Value)] {
-        try rows.map { try $0.decode(types) }
+    /// The values of a one-column result, one per row.
+    public func values<Value: PostgresDecodable>(_ type: Value.Type) throws -> [Value] {
+        try rows.map { try $0.value(type) }
+    }
+
+    /// The values of the column named `column`, one per row.
+    public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: String) throws -> [Value] {
+        let index = try storage.columnIndex(named: column)
+        return try rows.map { try $0.decode(type, at: index) }
     }
 }
 
@@ -50,11 +56,23 @@ final class ResultStorage: @unchecked Sendable {
     let result: OpaquePointer
     let rowCount: Int
     let columnCount: Int
+    /// Each column's index by name, resolved once so that reading a list by name costs no scan per value.
+    private let indexesByName: [String: Int]
+    /// Names that more than one column carries (`SELECT a.id, b.id`): reading them by name would be a guess.
+    private let repeatedNames: Set<String>
 
     init(_ result: OpaquePointer) {
         self.result = result
         rowCount = Int(PQntuples(result))
         columnCount = Int(PQnfields(result))
+        var indexes = [String: Int](minimumCapacity: columnCount)
+        var repeated = Set<String>()
+        for column in 0..<columnCount {
+            let name = String(cString: PQfname(result, Int32(column)))
+            if indexes[name] == nil { indexes[name] = column } else { repeated.insert(name) }
+        }
+        indexesByName = indexes
+        repeatedNames = repeated
     }
 
     deinit { PQclear(result) }
@@ -64,10 +82,18 @@ final class ResultStorage: @unchecked Sendable {
     }
 
     /// The column called `name`, compared exactly (unlike `PQfnumber`, which folds unquoted names to lower case).
-    func columnIndex(named name: String) -> Int? {
-        name.withCString { name in
-            (0..<columnCount).first { strcmp(PQfname(result, Int32($0)), name) == 0 }
+    func columnIndex(named name: String) throws -> Int {
+        guard let index = indexesByName[name] else {
+            throw PostgresError.client("no column named \(name) in the result (columns: \(columnNames))")
         }
+        guard !repeatedNames.contains(name) else {
+            throw PostgresError.client("more than one column is named \(name): give each an alias")
+        }
+        return index
+    }
+
+    private var columnNames: String {
+        (0..<columnCount).map(columnName).joined(separator: ", ")
     }
 
     /// The text of one value; `nil` is SQL NULL.
@@ -94,21 +120,26 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     }
 }
 
-/// One row of a ``QueryResult``.
+/// One row of a ``QueryResult``, read by column name so that the SQL's column order cannot matter.
 public struct PostgresRow: Sendable {
     let storage: ResultStorage
     let row: Int
 
-    /// Raw text values in column order; `nil` is SQL NULL.
-    public var values: [String?] {
-        (0..<storage.columnCount).map { storage.text(row: row, column: $0) }
+    /// Decodes the value of the column named `column`, throwing an error that names it when it does not fit.
+    public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: String) throws -> Value {
+        try decode(type, at: try storage.columnIndex(named: column))
     }
 
-    /// Decodes the value at `index`, throwing an error that names the column when it does not fit.
-    public func decode<Value: PostgresDecodable>(_ type: Value.Type, at index: Int) throws -> Value {
-        guard (0..<storage.columnCount).contains(index) else {
-            throw PostgresError.client("column index \(index) is out of range (\(storage.columnCount) columns)")
+    /// Decodes the value of a one-column row (`SELECT now()`, `SELECT lock_event_stream(…)`).
+    public func value<Value: PostgresDecodable>(_ type: Value.Type) throws -> Value {
+        guard storage.columnCount == 1 else {
+            throw PostgresError.client("expected exactly one column, got \(storage.columnCount): decode by name")
         }
+        return try decode(type, at: 0)
+    }
+
+    /// Decodes the value at `index`. Internal: outside the wrapper, rows are read by name.
+    func decode<Value: PostgresDecodable>(_ type: Value.Type, at index: Int) throws -> Value {
         guard let text = storage.text(row: row, column: index) else {
             guard let null = Value.postgresNull else {
                 throw PostgresDecodingError(column: storage.columnName(index), type: Value.self, isNull: true)
@@ -119,24 +150,6 @@ public struct PostgresRow: Sendable {
             throw PostgresDecodingError(column: storage.columnName(index), type: Value.self, isNull: false)
         }
         return value
-    }
-
-    /// Decodes the value of the column named `column`.
-    public func decode<Value: PostgresDecodable>(_ type: Value.Type, column: String) throws -> Value {
-        guard let index = storage.columnIndex(named: column) else {
-            throw PostgresError.client("no column named \(column) in the result")
-        }
-        return try decode(type, at: index)
-    }
-
-    /// Decodes the row's columns, left to right, as a tuple: `try row.decode((UUID, String, Date?).self)`.
-    public func decode<each Value: PostgresDecodable>(_ types: (repeat each Value).Type) throws -> (repeat each Value) {
-        var index = 0
-        func next<Column: PostgresDecodable>(_ type: Column.Type) throws -> Column {
-            defer { index += 1 }
-            return try decode(type, at: index)
-        }
-        return (repeat try next((each Value).self))
     }
 }
 

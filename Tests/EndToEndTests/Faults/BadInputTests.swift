@@ -70,7 +70,7 @@ extension FaultInjection {
             let events = try await stack.withFavoritesDatabase { pool in
                 try await pool.query("""
                     SELECT count(*) FROM favorites.events WHERE stream_id = \("user-" + session.user.id.uuidString.lowercased())
-                    """).single().decode(Int.self)
+                    """).scalar(Int.self)
             }
             let refusedSignIn = try await anonymous.send(.POST, "/v1/auth/login", json: SignInRequest(
                 email: Self.refusedEmail, password: accountPassword))

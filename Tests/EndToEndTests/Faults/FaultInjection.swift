@@ -145,11 +145,13 @@ struct FavoriteToggler: Sendable {
     func differencesInStore(_ pool: DatabasePool) async throws -> String? {
         let stream = "user-" + user.uuidString.lowercased()
         let events = try await pool.query("""
-            SELECT event_type, data->>'itemId' FROM favorites.events WHERE stream_id = \(stream) ORDER BY version
-            """).decode((String, String).self).map { Command(eventType: $0.0, itemId: $0.1) }
+            SELECT event_type, data->>'itemId' AS item_id FROM favorites.events
+             WHERE stream_id = \(stream) ORDER BY version
+            """).rows.map { Command(eventType: try $0.decode(String.self, column: "event_type"),
+                                    itemId: try $0.decode(String.self, column: "item_id")) }
         let view = try await pool.query("""
             SELECT item_id FROM favorites.favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
-            """).decode(column: 0, as: String.self)
+            """).values(String.self)
         var differences: [String] = []
         if events != acknowledged {
             let firstDifference = zip(events, acknowledged).enumerated().first { $0.element.0 != $0.element.1 }?.offset

@@ -47,7 +47,7 @@ extension FaultInjection {
                     let lag = try await eventually({ try await Self.largestLag(stack) }) { $0 >= writes }
                     let counted = try await connection.query("""
                         SELECT count(*) FROM favorites.popular_members WHERE user_id = \(user)
-                        """).single().decode(Int.self)
+                        """).scalar(Int.self)
                     #expect(counted == 0, "the projection applied events past an open transaction")
                     _ = try await connection.query("ROLLBACK")
                     return (lag, ContinuousClock.now - began)
@@ -104,7 +104,7 @@ extension FaultInjection {
                                 EXCEPT SELECT experience, item_id, count(*) FROM favorites.favorites WHERE NOT written
                                  GROUP BY 1, 2))
                                AS counts)
-                    """).single().decode(Int.self)
+                    """).scalar(Int.self)
             }
         }
     }

@@ -129,25 +129,27 @@ struct AccountStore: Sendable {
              WHERE deleted_at >= date_trunc('second', \(since)::timestamptz)  -- what the index can narrow
                AND (date_trunc('second', deleted_at), user_id) > (date_trunc('second', \(since)::timestamptz), \(after)::uuid)
              ORDER BY second, user_id LIMIT \(limit)
-            """).decode((UUID, Date).self).map { DeletedAccounts.Entry(userId: $0.0, deletedAt: $0.1) }
+            """).rows.map { DeletedAccounts.Entry(userId: try $0.decode(UUID.self, column: "user_id"),
+                                                   deletedAt: try $0.decode(Date.self, column: "second")) }
     }
 
     /// Profiles changed at or after `since` (the database's clock), oldest first, at most `limit`; and the database's
     /// time now.
     func profileChanges(since: Date, limit: Int) async throws -> ProfileChanges {
         try await pool.withSession { connection in
-            let asOf = try await connection.query("SELECT now()").single().decode(Date.self, at: 0)
+            let asOf = try await connection.query("SELECT now()").scalar(Date.self)
             let rows = try await connection.query("""
                 SELECT id, profile_version, profile_changed_at, experience, preferences, display_name FROM users
                  WHERE profile_changed_at >= \(since)::timestamptz
                  ORDER BY profile_changed_at, id LIMIT \(limit)
                 """)
             let changes = try rows.rows.map { row in
-                let (id, version, at, experience, preferences, name) = try row.decode(
-                    (UUID, Int64, Date, String, PostgresJSON<[String: String]>, String?).self)
-                return ProfileChange(userId: id, version: version, changedAt: at,
-                                     experience: ExperienceID(rawValue: experience), preferences: preferences.value,
-                                     displayName: name)
+                ProfileChange(userId: try row.decode(UUID.self, column: "id"),
+                              version: try row.decode(Int64.self, column: "profile_version"),
+                              changedAt: try row.decode(Date.self, column: "profile_changed_at"),
+                              experience: ExperienceID(rawValue: try row.decode(String.self, column: "experience")),
+                              preferences: try Self.preferences(row),
+                              displayName: try row.decode(String?.self, column: "display_name"))
             }
             return ProfileChanges(changes: changes, asOf: asOf)
         }
@@ -157,8 +159,10 @@ struct AccountStore: Sendable {
     static func recipient(email: String, on connection: isolated PostgresConnection) async throws
         -> (id: UUID, emailVerified: Bool)? {
         try await connection.query("""
-            SELECT id, email_verified_at IS NOT NULL FROM users WHERE email = \(email)
-            """).rows.first.map { try $0.decode((UUID, Bool).self) }
+            SELECT id, email_verified_at IS NOT NULL AS email_verified FROM users WHERE email = \(email)
+            """).rows.first.map { row in
+            (try row.decode(UUID.self, column: "id"), try row.decode(Bool.self, column: "email_verified"))
+        }
     }
 
     /// Records that the owner of the account's email followed a mailed link (the first time counts).
@@ -168,15 +172,22 @@ struct AccountStore: Sendable {
             """)
     }
 
-    private static let columns: StaticString =
-        "id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL, display_name"
+    private static let columns: StaticString = """
+        id, email, password_hash, experience, preferences, created_at, email_verified_at IS NOT NULL AS email_verified,
+        display_name
+        """
 
     private static func account(_ row: PostgresRow) throws -> Account {
-        let (id, email, hash, experience, preferences, createdAt, emailVerified) =
-            try row.decode((UUID, String, String, String, PostgresJSON<[String: String]>, Date, Bool).self)
-        return Account(id: id, email: email, passwordHash: hash, experience: ExperienceID(rawValue: experience),
-                       preferences: preferences.value, createdAt: createdAt, emailVerified: emailVerified,
-                       displayName: try row.decode(String?.self, at: 7))
+        Account(id: try row.decode(UUID.self, column: "id"), email: try row.decode(String.self, column: "email"),
+                passwordHash: try row.decode(String.self, column: "password_hash"),
+                experience: ExperienceID(rawValue: try row.decode(String.self, column: "experience")),
+                preferences: try preferences(row), createdAt: try row.decode(Date.self, column: "created_at"),
+                emailVerified: try row.decode(Bool.self, column: "email_verified"),
+                displayName: try row.decode(String?.self, column: "display_name"))
+    }
+
+    private static func preferences(_ row: PostgresRow) throws -> [String: String] {
+        try row.decode(PostgresJSON<[String: String]>.self, column: "preferences").value
     }
 }
 

@@ -37,7 +37,7 @@ struct KnownDevices: Sendable {
     func owner(of credential: String) async throws -> UUID? {
         guard credential.utf8.count == 43, Data(base64URLEncoded: credential)?.count == 32 else { return nil }
         return try await pool.query("SELECT user_id FROM known_devices WHERE credential_digest = \(Self.digest(credential))")
-            .decode(UUID.self).first
+            .values(UUID.self).first
     }
 
     /// A short, stable name for a credential in the throttle's keys (never the credential itself).

@@ -19,8 +19,9 @@ enum LinkTokens {
              WHERE user_id = \(token.accountID) AND purpose = \(purpose.rawValue)
                FOR UPDATE
             """).rows.first.map { row in
-            let (digest, issuedAt, expiresAt) = try row.decode((Data, Date, Date).self)
-            return Row(digest: digest, issuedAt: issuedAt, expiresAt: expiresAt)
+            Row(digest: try row.decode(Data.self, column: "digest"),
+                issuedAt: try row.decode(Date.self, column: "issued_at"),
+                expiresAt: try row.decode(Date.self, column: "expires_at"))
         }
         try await connection.query("""
             INSERT INTO link_tokens (user_id, purpose, digest, issued_at, expires_at)
@@ -61,8 +62,8 @@ enum LinkTokens {
                 SELECT digest, expires_at FROM link_tokens WHERE user_id = \(accountID) AND purpose = \(purpose.rawValue)
                 """)
         return try result.rows.first.map { row in
-            let (digest, expiresAt) = try row.decode((Data, Date).self)
-            return LinkToken.Stored(digest: digest, expiresAt: expiresAt)
+            LinkToken.Stored(digest: try row.decode(Data.self, column: "digest"),
+                             expiresAt: try row.decode(Date.self, column: "expires_at"))
         }
     }
 

@@ -45,13 +45,18 @@ struct MailOutbox: Sendable {
                  ORDER BY next_attempt_at, id LIMIT 1
                    FOR UPDATE SKIP LOCKED
                 """).rows.first else { return nil }
-            let (id, purpose, email, attempts) = try row.decode((Int, String, String, Int).self)
-            guard let purpose = LinkPurpose(rawValue: purpose) else { return nil }
+            guard let purpose = LinkPurpose(rawValue: try row.decode(String.self, column: "purpose")) else {
+                return nil
+            }
             // From the moment the row is held, not from `now`: waiting for a session must not shorten the claim.
-            let mail = OutboxMail(id: id, purpose: purpose, email: email, attempts: attempts,
+            let mail = OutboxMail(id: try row.decode(Int.self, column: "id"), purpose: purpose,
+                                  email: try row.decode(String.self, column: "email"),
+                                  attempts: try row.decode(Int.self, column: "attempts"),
                                   claimedUntil: Date().addingTimeInterval(lease))
             let result = try await prepare(mail, connection)
-            try await connection.query("UPDATE mail_outbox SET next_attempt_at = \(mail.claimedUntil) WHERE id = \(id)")
+            try await connection.query("""
+                UPDATE mail_outbox SET next_attempt_at = \(mail.claimedUntil) WHERE id = \(mail.id)
+                """)
             return result
         }
     }

@@ -57,17 +57,18 @@ struct SessionStore: Sendable {
         -> (session: LockedSession, presentedGeneration: Int)?
     {
         guard let row = try await connection.query("""
-            SELECT s.id, s.user_id, s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at,
-                   s.ended_at IS NOT NULL, s.rotation_nonce, s.rotation_key, t.generation
+            SELECT s.id, s.user_id, \(raw: SessionPolicy.State.columns), s.rotation_nonce, s.rotation_key,
+                   t.generation AS presented_generation
               FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
              WHERE t.digest = \(digest)
                FOR UPDATE OF s
             """).rows.first else { return nil }
-        let (id, userID, generation, rotatedAt, idleExpiresAt, absoluteExpiresAt, ended, nonce, key, presented) =
-            try row.decode((UUID, UUID, Int, Date?, Date, Date, Bool, Data?, Data?, Int).self)
-        let state = SessionPolicy.State(generation: generation, rotatedAt: rotatedAt, idleExpiresAt: idleExpiresAt,
-                                        absoluteExpiresAt: absoluteExpiresAt, ended: ended)
-        return (LockedSession(id: id, userID: userID, state: state, rotationNonce: nonce, rotationKey: key), presented)
+        let session = LockedSession(id: try row.decode(UUID.self, column: "id"),
+                                    userID: try row.decode(UUID.self, column: "user_id"),
+                                    state: try SessionPolicy.State(row: row),
+                                    rotationNonce: try row.decode(Data?.self, column: "rotation_nonce"),
+                                    rotationKey: try row.decode(Data?.self, column: "rotation_key"))
+        return (session, try row.decode(Int.self, column: "presented_generation"))
     }
 
     /// Moves the session to its next generation, whose token's digest is `nextDigest`; `key`: the digest of the
@@ -124,14 +125,19 @@ struct SessionStore: Sendable {
 
     func live(userID: UUID, current: UUID, now: Date) async throws -> [SessionSummary] {
         try await pool.query("""
-            SELECT id, device_name, user_agent, created_at, last_used_at, least(idle_expires_at, absolute_expires_at)
+            SELECT id, device_name, user_agent, created_at, last_used_at,
+                   least(idle_expires_at, absolute_expires_at) AS expires_at
               FROM sessions
              WHERE user_id = \(userID) AND ended_at IS NULL
                AND idle_expires_at > \(now) AND absolute_expires_at > \(now)
              ORDER BY last_used_at DESC, id
-            """).decode((UUID, String?, String?, Date, Date, Date).self).map { row in
-            SessionSummary(id: row.0, deviceName: row.1, userAgent: row.2, createdAt: row.3, lastUsedAt: row.4,
-                           expiresAt: row.5, current: row.0 == current)
+            """).rows.map { row in
+            let id = try row.decode(UUID.self, column: "id")
+            return SessionSummary(id: id, deviceName: try row.decode(String?.self, column: "device_name"),
+                                  userAgent: try row.decode(String?.self, column: "user_agent"),
+                                  createdAt: try row.decode(Date.self, column: "created_at"),
+                                  lastUsedAt: try row.decode(Date.self, column: "last_used_at"),
+                                  expiresAt: try row.decode(Date.self, column: "expires_at"), current: id == current)
         }
     }
 
@@ -139,7 +145,7 @@ struct SessionStore: Sendable {
     func revoked(since: Date) async throws -> [UUID] {
         try await pool.query("""
             SELECT session_id FROM revoked_sessions WHERE revoked_at > \(since) ORDER BY revoked_at, session_id
-            """, prepare: true).decode(as: UUID.self)
+            """, prepare: true).values(UUID.self)
     }
 
     /// Forgets what no longer matters: revocations older than any access token, and sessions past their absolute
@@ -164,17 +170,28 @@ extension SessionStore {
 
     func owner(ofTokenDigest digest: Data) async throws -> TokenOwner? {
         try await pool.query("""
-            SELECT s.user_id, s.id, t.generation, s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at,
-                   s.ended_at IS NOT NULL
+            SELECT s.user_id, s.id, t.generation AS presented_generation, \(raw: SessionPolicy.State.columns)
               FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
              WHERE t.digest = \(digest)
             """).rows.first.map { row in
-            let (userID, sessionID, presented, generation, rotatedAt, idleExpiresAt, absoluteExpiresAt, ended) =
-                try row.decode((UUID, UUID, Int, Int, Date?, Date, Date, Bool).self)
-            return TokenOwner(
-                user: AuthenticatedUser(userID: userID, sessionID: sessionID), presentedGeneration: presented,
-                session: SessionPolicy.State(generation: generation, rotatedAt: rotatedAt, idleExpiresAt: idleExpiresAt,
-                                             absoluteExpiresAt: absoluteExpiresAt, ended: ended))
+            TokenOwner(user: AuthenticatedUser(userID: try row.decode(UUID.self, column: "user_id"),
+                                               sessionID: try row.decode(UUID.self, column: "id")),
+                       presentedGeneration: try row.decode(Int.self, column: "presented_generation"),
+                       session: try SessionPolicy.State(row: row))
         }
+    }
+}
+
+extension SessionPolicy.State {
+    /// What a refresh decision needs of a session `s`, selected by the statements that read one.
+    fileprivate static let columns: StaticString =
+        "s.generation, s.rotated_at, s.idle_expires_at, s.absolute_expires_at, s.ended_at IS NOT NULL AS ended"
+
+    fileprivate init(row: PostgresRow) throws {
+        self.init(generation: try row.decode(Int.self, column: "generation"),
+                  rotatedAt: try row.decode(Date?.self, column: "rotated_at"),
+                  idleExpiresAt: try row.decode(Date.self, column: "idle_expires_at"),
+                  absoluteExpiresAt: try row.decode(Date.self, column: "absolute_expires_at"),
+                  ended: try row.decode(Bool.self, column: "ended"))
     }
 }

@@ -38,8 +38,7 @@ actor SigningKeys: VerificationKeys {
             // Transaction-scoped: released at commit, also if this replica dies mid-way.
             try await connection.query("SELECT pg_advisory_xact_lock(hashtext('auth.signing_keys'))")
             let keys = try await connection.query("SELECT kid, created_at, signs_from FROM signing_keys")
-                .decode((String, Date, Date).self)
-                .map { KeySchedule.Key(kid: $0.0, createdAt: $0.1, signsFrom: $0.2) }
+                .rows.map(Self.scheduled)
             for retired in schedule.retiredKeys(in: keys, now: now) {
                 try await connection.query("DELETE FROM signing_keys WHERE kid = \(retired.kid)")
             }
@@ -58,15 +57,15 @@ actor SigningKeys: VerificationKeys {
 
     /// Rereads the keys without creating any.
     func reload() async throws {
-        let rows = try await pool.query("SELECT kid, created_at, signs_from, private_key FROM signing_keys")
-            .decode((String, Date, Date, Data).self)
+        let rows = try await pool.query("SELECT kid, created_at, signs_from, private_key FROM signing_keys").rows
         var keys: [LoadedKey] = []
         let collection = JWTKeyCollection()
-        for (kid, createdAt, signsFrom, secret) in rows {
-            let privateKey = try Curve25519.Signing.PrivateKey(rawRepresentation: secret)
-            keys.append(LoadedKey(schedule: .init(kid: kid, createdAt: createdAt, signsFrom: signsFrom),
-                                  privateKey: privateKey))
-            await collection.add(eddsa: EdDSA.PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
+        for row in rows {
+            let schedule = try Self.scheduled(row)
+            let privateKey = try Curve25519.Signing.PrivateKey(
+                rawRepresentation: try row.decode(Data.self, column: "private_key"))
+            keys.append(LoadedKey(schedule: schedule, privateKey: privateKey))
+            await collection.add(eddsa: EdDSA.PrivateKey(backing: privateKey), kid: JWKIdentifier(string: schedule.kid),
                                  serializer: Self.serializer)
         }
         loaded = keys
@@ -111,6 +110,13 @@ actor SigningKeys: VerificationKeys {
         encoder.dateEncodingStrategy = .secondsSince1970
         return encoder
     }())
+
+    /// A key's schedule from a row holding `kid, created_at, signs_from`.
+    private static func scheduled(_ row: PostgresRow) throws -> KeySchedule.Key {
+        KeySchedule.Key(kid: try row.decode(String.self, column: "kid"),
+                        createdAt: try row.decode(Date.self, column: "created_at"),
+                        signsFrom: try row.decode(Date.self, column: "signs_from"))
+    }
 
     /// Sortable by creation, unique enough: `20261122-5f3a9c1e`.
     static func makeKID(now: Date) -> String {

@@ -171,7 +171,8 @@ struct ThrottleStore: Sendable {
     }
 
     private static func state(_ row: PostgresRow) throws -> ThrottlePolicy.State {
-        let (failures, started, blockedUntil) = try row.decode((Int, Date, Date?).self)
-        return ThrottlePolicy.State(failures: failures, windowStartedAt: started, blockedUntil: blockedUntil)
+        ThrottlePolicy.State(failures: try row.decode(Int.self, column: "failures"),
+                             windowStartedAt: try row.decode(Date.self, column: "window_started_at"),
+                             blockedUntil: try row.decode(Date?.self, column: "blocked_until"))
     }
 }

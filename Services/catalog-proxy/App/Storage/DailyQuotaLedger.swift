@@ -31,7 +31,7 @@ struct DailyQuotaLedger: Sendable {
                  WHERE q.used + \(wanted) <= \(quota)
                 RETURNING used
                 """, prepare: true)
-            if let used = try reserved.decode(as: Int.self).first { return Reservation(calls: wanted, used: used) }
+            if let used = try reserved.values(Int.self).first { return Reservation(calls: wanted, used: used) }
             wanted = wanted > 1 ? 1 : 0
         }
         return Reservation(calls: 0, used: quota)

@@ -62,21 +62,23 @@ struct DatasetStore: Sendable {
              WHERE experience = \(experience.rawValue) AND search_text LIKE \(pattern) ESCAPE '\\'
              ORDER BY \(raw: order) LIMIT \(limit + 1) OFFSET \(offset)
             """)
-        let items = try rows.decode(column: 0, as: String.self).map(Self.item)
+        let items = try rows.values(String.self).map(Self.item)
         return (Array(items.prefix(limit)), items.count > limit)
     }
 
     func item(_ experience: ExperienceID, id: String) async throws -> CatalogItem? {
         try await pool.query("""
             SELECT item::text FROM dataset_items WHERE experience = \(experience.rawValue) AND item_id = \(id)
-            """, prepare: true).decode(column: 0, as: String.self).first.map(Self.item)
+            """, prepare: true).values(String.self).first.map(Self.item)
     }
 
     /// When the dataset was last loaded, and from where; nil before its first load.
     func lastLoad(_ experience: ExperienceID) async throws -> (origin: String, at: Date)? {
         try await pool.query("""
             SELECT origin, loaded_at FROM dataset_loads WHERE experience = \(experience.rawValue)
-            """, prepare: true).decode((String, Date).self).first.map { (origin: $0.0, at: $0.1) }
+            """, prepare: true).rows.first.map { row in
+            (origin: try row.decode(String.self, column: "origin"), at: try row.decode(Date.self, column: "loaded_at"))
+        }
     }
 
     static func item(_ text: String) throws -> CatalogItem {

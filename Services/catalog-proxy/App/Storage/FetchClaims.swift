@@ -20,7 +20,7 @@ struct FetchClaims: Sendable {
             ON CONFLICT (key) DO UPDATE SET claimed_until = excluded.claimed_until WHERE c.claimed_until < now()
             RETURNING key
             """, prepare: true)
-        return Set(try rows.decode(column: 0, as: String.self))
+        return Set(try rows.values(String.self))
     }
 
     /// Which of `keys` another replica still holds.
@@ -30,7 +30,7 @@ struct FetchClaims: Sendable {
             SELECT key FROM fetch_claims
              WHERE key IN (SELECT jsonb_array_elements_text(\(PostgresJSON(keys))::jsonb)) AND claimed_until >= now()
             """, prepare: true)
-        return Set(try rows.decode(column: 0, as: String.self))
+        return Set(try rows.values(String.self))
     }
 
     /// `fetch`'s value for `key`, fetched by this replica unless another one has claimed it: then the value that

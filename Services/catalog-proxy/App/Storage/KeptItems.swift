@@ -80,12 +80,15 @@ struct KeptItems: Sendable {
     func copy(experience: ExperienceID, id: String, logger: Logger) async -> Copy? {
         do {
             let rows = try await pool.query("""
-                SELECT item::text, extract(epoch FROM now() - kept_at)::float8, reference IS NOT NULL FROM kept_items
+                SELECT item::text AS item, extract(epoch FROM now() - kept_at)::float8 AS age,
+                       reference IS NOT NULL AS resolved
+                  FROM kept_items
                  WHERE experience = \(experience.rawValue) AND item_id = \(id) AND \(fragment: isAlive)
                 """, prepare: true).rows
             guard let row = rows.first else { return nil }
-            let (text, age, resolved) = try row.decode((String, Double, Bool).self)
-            return try copy(text, age: age, resolved: resolved)
+            return try copy(try row.decode(String.self, column: "item"),
+                            age: try row.decode(Double.self, column: "age"),
+                            resolved: try row.decode(Bool.self, column: "resolved"))
         } catch {
             logger.warning("could not read the kept copy of an item", metadata: ["error": "\(error)"])
             return nil
@@ -99,7 +102,8 @@ struct KeptItems: Sendable {
         guard !references.isEmpty else { return [:] }
         // A record that came to stand for another object leaves its first copy behind: the newest one counts.
         let rows = try await pool.query("""
-            SELECT DISTINCT ON (reference) reference, item::text, extract(epoch FROM now() - kept_at)::float8
+            SELECT DISTINCT ON (reference) reference, item::text AS item,
+                   extract(epoch FROM now() - kept_at)::float8 AS age
               FROM kept_items
              WHERE experience = \(experience.rawValue)
                AND reference IN (SELECT jsonb_array_elements_text(\(PostgresJSON(references))::jsonb))
@@ -108,8 +112,9 @@ struct KeptItems: Sendable {
             """, prepare: true)
         var copies: [String: Copy] = [:]
         for row in rows.rows {
-            let (reference, text, age) = try row.decode((String, String, Double).self)
-            copies[reference] = try copy(text, age: age, resolved: true)
+            copies[try row.decode(String.self, column: "reference")] = try copy(
+                try row.decode(String.self, column: "item"), age: try row.decode(Double.self, column: "age"),
+                resolved: true)
         }
         return copies
     }

@@ -36,7 +36,7 @@ struct RollingCallLedger: Sendable {
                     clock = try await connection.query("""
                         SELECT COALESCE(\(now)::timestamptz, clock_timestamp())
                           FROM (SELECT pg_advisory_xact_lock(hashtextextended('rolling-calls ' || \(key), 0))) AS locked
-                        """, prepare: true).single().decode(Date.self, at: 0)
+                        """, prepare: true).scalar(Date.self)
                 }
                 guard let at = clock else { return nil }
                 var worst: UpstreamFailure?
@@ -47,7 +47,7 @@ struct RollingCallLedger: Sendable {
                         SELECT called_at FROM upstream_calls
                          WHERE key = \(budget.key)
                            AND called_at > \(at)::timestamptz - make_interval(secs => \(longestWindow)::float8)
-                        """, prepare: true).decode(as: Date.self)
+                        """, prepare: true).values(Date.self)
                     if let wait = RollingLimit.wait(for: budget.limits, after: calls, now: at), wait > longestWait {
                         longestWait = wait
                         worst = budget.isUsers ? .userShareSpent(retryAfter: wait) : .rateLimited(retryAfter: wait)

@@ -19,8 +19,8 @@ struct SharedAnswers: Sendable {
             SELECT status, body FROM upstream_answers WHERE key = \(key) AND expires_at > now()
             """, prepare: true).rows
         guard let row = rows.first else { return nil }
-        let (status, body) = try row.decode((Int, Data).self)
-        return UpstreamAnswer(status: status, body: body)
+        return UpstreamAnswer(status: try row.decode(Int.self, column: "status"),
+                              body: try row.decode(Data.self, column: "body"))
     }
 
     /// How many seconds ago the answers kept for `keys` were fetched, by key; a key with no answer kept (or an expired
@@ -28,10 +28,12 @@ struct SharedAnswers: Sendable {
     func ages(of keys: [String]) async throws -> [String: TimeInterval] {
         guard !keys.isEmpty else { return [:] }
         let rows = try await pool.query("""
-            SELECT key, extract(epoch FROM now() - fetched_at)::float8 FROM upstream_answers
+            SELECT key, extract(epoch FROM now() - fetched_at)::float8 AS age FROM upstream_answers
              WHERE key IN (SELECT jsonb_array_elements_text(\(PostgresJSON(keys))::jsonb)) AND expires_at > now()
             """, prepare: true)
-        return Dictionary(try rows.decode((String, Double).self).map { ($0.0, max(0, $0.1)) }) { first, _ in first }
+        return Dictionary(try rows.rows.map { row in
+            (try row.decode(String.self, column: "key"), max(0, try row.decode(Double.self, column: "age")))
+        }) { first, _ in first }
     }
 
     func store(_ answer: UpstreamAnswer, for key: String, keptFor duration: TimeInterval) async throws {

@@ -43,8 +43,7 @@ struct AccountErasure: Service {
     /// Erases every account deleted since a little before the checkpoint, page after page, moving the checkpoint
     /// after each page.
     func poll() async throws {
-        let checkpoint = try await pool.query("SELECT deleted_since FROM erasure_checkpoint").single()
-            .decode(Date.self, at: 0)
+        let checkpoint = try await pool.query("SELECT deleted_since FROM erasure_checkpoint").scalar(Date.self)
         var since = max(checkpoint.addingTimeInterval(-Self.overlap), Date(timeIntervalSince1970: 0))
         var after: UUID?
         while true {

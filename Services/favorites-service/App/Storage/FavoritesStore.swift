@@ -16,10 +16,10 @@ struct FavoritesStore: Sendable {
         stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
     }
 
-    /// The columns ``favorite(_:)`` reads, in its order.
+    /// The columns ``stored(_:)`` reads.
     static let columns: StaticString = """
         experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time, rank,
-        facts::text, written, item::text
+        facts::text AS facts, written, item::text AS item
         """
 
     // MARK: Writes (see FavoritesWriteStatements)
@@ -28,18 +28,18 @@ struct FavoritesStore: Sendable {
     /// anything else is asked.
     func earlierEvent(_ id: UUID, of user: UUID) async throws -> EarlierEvent? {
         let rows = try await pool.query("""
-            SELECT event_type, schema_version, data::text, recorded_at FROM events
+            SELECT event_type, schema_version, data::text AS earlier_data, recorded_at FROM events
              WHERE event_id = \(id) AND stream_id = \(Self.stream(of: user))
             """, prepare: true).rows
-        return try rows.first.flatMap { try Self.earlierEvent($0, at: 0) }
+        return try rows.first.flatMap(Self.earlierEvent)
     }
 
-    /// An event's type, schema version, data and time, from column `first` on (all NULL: no event).
-    static func earlierEvent(_ row: PostgresRow, at first: Int) throws -> EarlierEvent? {
-        guard let type = try row.decode(String?.self, at: first) else { return nil }
-        let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, at: first + 1),
-                                                     row.decode(String.self, at: first + 2),
-                                                     row.decode(Date.self, at: first + 3))
+    /// An event's `event_type`, `schema_version`, `earlier_data` and `recorded_at` (all NULL: no event).
+    static func earlierEvent(_ row: PostgresRow) throws -> EarlierEvent? {
+        guard let type = try row.decode(String?.self, column: "event_type") else { return nil }
+        let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, column: "schema_version"),
+                                                     row.decode(String.self, column: "earlier_data"),
+                                                     row.decode(Date.self, column: "recorded_at"))
         return EarlierEvent(event: FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)),
                             recordedAt: recordedAt)
     }
@@ -76,7 +76,7 @@ struct FavoritesStore: Sendable {
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, at: 14)) }
+        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, column: "version")) }
     }
 
     /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
@@ -122,7 +122,7 @@ struct FavoritesStore: Sendable {
         try await connection.query("""
             SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
              ORDER BY item_id
-            """, prepare: true).decode(as: String.self)
+            """, prepare: true).values(String.self)
     }
 
     /// The user's stream version (what `ETag`s follow) and, unless `isCurrent` says the client already holds that
@@ -142,16 +142,21 @@ struct FavoritesStore: Sendable {
     /// A row of ``columns``: its item as stored. A favorite recorded before items were kept (`item` NULL) gets the
     /// one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
     static func stored(_ row: PostgresRow) throws -> StoredFavorite {
-        let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
-            try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
-        let rank = try row.decode(Int?.self, at: 10)
-        let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
-        let written = try row.decode(Bool.self, at: 12)
+        let facts = try row.decode(String?.self, column: "facts")
+            .flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
         let favorite = Favorite(
-            experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
-            imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime, rank: rank,
-            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
-        guard let item = try row.decode(String?.self, at: 13) else {
+            experience: ExperienceID(rawValue: try row.decode(String.self, column: "experience")),
+            itemId: try row.decode(String.self, column: "item_id"), title: try row.decode(String.self, column: "title"),
+            subtitle: try row.decode(String?.self, column: "subtitle"),
+            imageURL: try row.decode(String?.self, column: "image_url"),
+            price: try row.decode(Double?.self, column: "price"),
+            rating: try row.decode(Double?.self, column: "rating"),
+            localDate: try row.decode(String?.self, column: "local_date"),
+            localTime: try row.decode(String?.self, column: "local_time"),
+            rank: try row.decode(Int?.self, column: "rank"), facts: facts,
+            writtenByUser: try row.decode(Bool.self, column: "written") ? true : nil,
+            favoritedAt: try row.decode(Date.self, column: "favorited_at"))
+        guard let item = try row.decode(String?.self, column: "item") else {
             let rebuilt = String(decoding: try cellEncoder.encode(FavoriteSnapshot(favorite).cellItem), as: UTF8.self)
             return StoredFavorite(favorite: favorite, item: rebuilt)
         }

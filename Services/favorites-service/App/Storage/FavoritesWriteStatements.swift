@@ -111,24 +111,25 @@ enum FavoritesWriteStatements {
                        \(write.now)::timestamptz, next_version, \(item)::json
                   FROM decision WHERE outcome = 'added'
             )
-            SELECT outcome, title_holder, kept_favorite::text, event_type, schema_version, earlier_data, recorded_at
+            SELECT outcome, title_holder, kept_favorite::text AS kept_favorite, event_type, schema_version,
+                   earlier_data, recorded_at
               FROM decision
             """
     }
 
     /// What ``favorite(_:as:_:freeTitle:maximum:counted:)`` reports.
     static func favoriteReport(_ row: PostgresRow) throws -> FavoriteReport {
-        let outcome = try row.decode(String.self, at: 0)
+        let outcome = try row.decode(String.self, column: "outcome")
         guard let known = FavoriteReport.Outcome(rawValue: outcome) else {
             throw PostgresError.client("a favorite's statement reported \(outcome)")
         }
-        let kept = try row.decode(String?.self, at: 2).flatMap { text -> Favorite? in
+        let kept = try row.decode(String?.self, column: "kept_favorite").flatMap { text -> Favorite? in
             guard case .confirmed(let snapshot, let favoritedAt)? = FavoriteEvent.decode(
                 type: FavoriteEvent.confirmedType, schemaVersion: 1, data: Data(text.utf8)) else { return nil }
             return Favorite(snapshot, favoritedAt: favoritedAt)
         }
-        return FavoriteReport(outcome: known, titleHolder: try row.decode(String?.self, at: 1), kept: kept,
-                              earlier: try FavoritesStore.earlierEvent(row, at: 3))
+        return FavoriteReport(outcome: known, titleHolder: try row.decode(String?.self, column: "title_holder"),
+                              kept: kept, earlier: try FavoritesStore.earlierEvent(row))
     }
 
     /// DELETE of one favorite. Unkeyed: what is removed is recorded, nothing to remove writes nothing ('removed',
@@ -153,7 +154,7 @@ enum FavoritesWriteStatements {
 
     /// Whether the removal's statement appended its event, from its report.
     static func removalAppended(_ row: PostgresRow) throws -> Bool {
-        !["retry", "not-there"].contains(try row.decode(String.self, at: 0))
+        !["retry", "not-there"].contains(try row.decode(String.self, column: "outcome"))
     }
 
     /// A removal of the favorites `mine` covers, recorded as an event of `type` with `data`. Reports: outcome.
@@ -173,7 +174,7 @@ enum FavoritesWriteStatements {
                 )
                 SELECT CASE WHEN NOT EXISTS (SELECT FROM appended) THEN 'retry'
                             WHEN EXISTS (SELECT FROM removed) THEN '\(raw: done)'
-                            ELSE 'recorded' END
+                            ELSE 'recorded' END AS outcome
                 """
         }
         return """
@@ -188,7 +189,7 @@ enum FavoritesWriteStatements {
                        \(write.now)::timestamptz
                  WHERE EXISTS (SELECT FROM removed)
             )
-            SELECT CASE WHEN EXISTS (SELECT FROM removed) THEN '\(raw: done)' ELSE 'not-there' END
+            SELECT CASE WHEN EXISTS (SELECT FROM removed) THEN '\(raw: done)' ELSE 'not-there' END AS outcome
             """
     }
 }

@@ -25,8 +25,12 @@ struct MostFavorited: Projection {
             SELECT item_id, title, subtitle, image_url, favorite_count FROM popular_items
              WHERE experience = \(experience.rawValue) AND favorite_count > 0
              ORDER BY favorite_count DESC, item_id LIMIT \(limit)
-            """, prepare: true).decode((String, String, String?, String?, Int).self)
-            .map { PopularItem(itemId: $0.0, title: $0.1, subtitle: $0.2, imageURL: $0.3.map(SizedImage.cell),
-                                favoriteCount: $0.4) }
+            """, prepare: true).rows.map { row in
+            PopularItem(itemId: try row.decode(String.self, column: "item_id"),
+                        title: try row.decode(String.self, column: "title"),
+                        subtitle: try row.decode(String?.self, column: "subtitle"),
+                        imageURL: try row.decode(String?.self, column: "image_url").map(SizedImage.cell),
+                        favoriteCount: try row.decode(Int.self, column: "favorite_count"))
+        }
     }
 }
