@@ -37,8 +37,7 @@ public func buildApplication(
                                       devices: KnownDevices(pool: pool), counters: counters)
         let signIn = SignIn(passwords: passwords, issuer: issuer, pool: pool, counters: counters)
         let signedInAccount = SignedInAccount(accounts: accounts)
-        let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
-                                                             httpClient: dependencies.httpClient))
+        let catalog = CatalogPeer(baseURL: authConfiguration.catalogURL, httpClient: dependencies.httpClient)
 
         let mailOutbox = MailOutbox(pool: pool)
         let requestMail = RequestMail(outbox: mailOutbox, throttle: throttle, limits: authConfiguration.mail.limits)
@@ -51,7 +50,7 @@ public func buildApplication(
                            limit: authConfiguration.signUpLimit, mail: requestMail, signIn: signIn),
             signIn: signIn,
             signedInAccount: signedInAccount,
-            updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
+            updateProfile: UpdateProfile(signedInAccount: signedInAccount, catalog: catalog, pool: pool),
             changePassword: ChangePassword(passwords: passwords, accounts: accounts, hasher: hasher, pool: pool),
             deleteAccount: DeleteAccount(passwords: passwords, pool: pool),
             trustedProxies: authConfiguration.trustedProxies

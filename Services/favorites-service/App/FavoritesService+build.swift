@@ -64,7 +64,7 @@ public func buildApplication(
             .group(context: AuthenticatedContext.self)
         let store = FavoritesStore(pool: dependencies.pool)
         let writer = FavoritesWriter(store: store, notifier: notifier, metrics: dependencies.metrics)
-        let catalog = CatalogLookup(peer: PeerRequest(baseURL: catalogURL, httpClient: dependencies.httpClient))
+        let catalog = CatalogPeer(baseURL: catalogURL, httpClient: dependencies.httpClient)
         FavoritesController(
             favoriteItem: FavoriteItem(writer: writer, catalog: catalog, recent: RecentItems(lifetime: snapshotLifetime),
                                        maximumFavorites: maximumFavorites),
