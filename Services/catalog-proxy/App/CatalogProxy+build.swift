@@ -37,8 +37,9 @@ public func buildApplication(
                                            httpClient: dependencies.httpClient, metrics: metrics)
         }
         let claims = FetchClaims(pool: pool)
+        let coalescer = Coalescer(claims: claims)
         let shared = SharedAnswers(pool: pool)
-        let runner = StepRunner(clients: clients, shared: shared, claims: claims)
+        let runner = StepRunner(clients: clients, shared: shared, coalescer: coalescer)
         if let every = catalogConfiguration.bestsellersRefresh {
             background.append(BestsellersRefresh(
                 runner: runner, shared: shared, lease: RefreshLease(pool: pool, name: "bestsellers", holder: UUID()),
@@ -48,34 +49,39 @@ public func buildApplication(
                 logger: dependencies.logger))
         }
         let staleIfError = catalogConfiguration.detailPolicy.staleIfError
-        var backends: [CatalogBackend] = [
+        let backends: [CatalogBackend] = [
             .upstream(TicketmasterSource()), .upstream(RijksmuseumSource(recordLife: catalogConfiguration.recordTTL)),
             .upstream(BestsellersSource()),
-        ]
-        for source in datasetSources {
-            // Refreshed from the upstream only where one is configured; otherwise the loaded copy is served.
-            backends.append(.dataset(DatasetCatalog(
-                source: source, store: DatasetStore(pool: pool), runner: runner, claims: claims,
-                refreshEvery: clients[source.upstream] == nil ? nil : catalogConfiguration.datasetRefresh)))
-        }
+        ] + datasetSources.map { CatalogBackend.dataset($0) }
+        let datasets = DatasetStore(pool: pool)
+        // Refreshed from the upstream only where one is configured; otherwise the loaded copy is served.
+        let refreshDataset = RefreshDataset(
+            store: datasets, runner: runner, claims: claims,
+            refreshEvery: Dictionary(uniqueKeysWithValues: datasetSources.filter { clients[$0.upstream] != nil }
+                .map { ($0.experience, catalogConfiguration.datasetRefresh) }))
         let kept = KeptItems(pool: pool, staleIfError: staleIfError, recordLife: catalogConfiguration.recordTTL)
-        let catalog = Catalog(
-            backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
-            runner: runner,
-            resolver: ItemResolver(
-                runner: runner,
-                kept: kept, claims: claims, concurrencyPerRequest: ItemResolver.onePageAtOnce,
-                pageDeadline: catalogConfiguration.pageDeadline),
-            cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
-                                 absentFor: catalogConfiguration.notFoundTTL),
-            kept: kept,
-            searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
-        )
+        let resolver = ItemResolver(runner: runner, kept: kept, coalescer: coalescer,
+                                    concurrencyPerRequest: ItemResolver.onePageAtOnce,
+                                    pageDeadline: catalogConfiguration.pageDeadline)
+        let cache = ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
+                                  absentFor: catalogConfiguration.notFoundTTL, tag: { ETag.of($0) },
+                                  coalescer: coalescer)
+        let itemDetail = ItemDetail(cache: cache, runner: runner, resolver: resolver, kept: kept, datasets: datasets,
+                                    refreshDataset: refreshDataset, policy: catalogConfiguration.detailPolicy)
         let routes = router.group("v1/catalog").add(middleware: authentication)
             .group(context: AuthenticatedContext.self)
         let users = UserRateLimiter(rate: catalogConfiguration.userRate, burst: catalogConfiguration.userRate * 4,
                                     refusal: "Too many catalog requests; slow down.")
-        CatalogController(catalog: catalog, users: users, metrics: metrics).register(on: routes)
+        CatalogController(
+            backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
+            searchItems: SearchItems(cache: cache, runner: runner, resolver: resolver, kept: kept, datasets: datasets,
+                                     refreshDataset: refreshDataset, policy: catalogConfiguration.searchPolicy),
+            itemDetail: itemDetail,
+            itemCell: ItemCell(detail: itemDetail, cache: cache, runner: runner, kept: kept,
+                               policy: catalogConfiguration.detailPolicy),
+            listCategories: ListCategories(cache: cache, runner: runner),
+            users: users, metrics: metrics
+        ).register(on: routes)
     }
     app.addServicesAfterMigrations(background)
     return app
