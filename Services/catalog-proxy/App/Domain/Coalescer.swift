@@ -29,8 +29,23 @@ final class Coalescer: Sendable {
     func once<Value: Sendable>(_ key: String, _ work: @escaping @Sendable () async throws -> Value) async throws
         -> (value: Value, joined: Bool)
     {
+        let (task, joined) = inFlightTask(key, work)
+        guard let value = try await task.value as? Value else {
+            throw CoalescingError.keyShared(key)  // two kinds of work under one key: a caller's keys are its own
+        }
+        return (value, joined)
+    }
+
+    /// Starts `work` for `key` unless the same key's work is in flight, and returns at once (a background refresh).
+    func start<Value: Sendable>(_ key: String, _ work: @escaping @Sendable () async throws -> Value) {
+        _ = inFlightTask(key, work)
+    }
+
+    private func inFlightTask<Value: Sendable>(_ key: String, _ work: @escaping @Sendable () async throws -> Value)
+        -> (Task<any Sendable, any Error>, joined: Bool)
+    {
         let inFlight = inFlight
-        let (task, joined) = inFlight.withLock { tasks -> (Task<any Sendable, any Error>, Bool) in
+        return inFlight.withLock { tasks in
             if let running = tasks[key] { return (running, true) }
             // Unstructured: a request cancelled while it waits does not cancel work others wait for.
             let task = Task<any Sendable, any Error> {
@@ -40,10 +55,6 @@ final class Coalescer: Sendable {
             tasks[key] = task
             return (task, false)
         }
-        guard let value = try await task.value as? Value else {
-            throw CoalescingError.keyShared(key)  // two kinds of work under one key: a caller's keys are its own
-        }
-        return (value, joined)
     }
 
     /// `work`'s value for `key`, done once on this replica and once across replicas: what another replica kept

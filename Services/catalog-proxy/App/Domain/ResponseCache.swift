@@ -111,12 +111,12 @@ actor ResponseCache {
             }
             if age < entry.policy.ttl + entry.policy.staleWhileRevalidate {
                 touch(key)
-                Task { _ = try? await self.load(key, policy: policy, load: load) }  // joins one already under way
+                coalescer.start("response|\(key)", loading(key, policy: policy, load: load))
                 return lookup(entry, .revalidating, now: now)
             }
         }
         do {
-            let (loaded, joined) = try await self.load(key, policy: policy, load: load)
+            let (loaded, joined) = try await coalescer.once("response|\(key)", loading(key, policy: policy, load: load))
             var answer = lookup(Entry(value: loaded.value, etag: loaded.etag, storedAt: now, policy: policy), .miss,
                                 now: now)
             answer.coalesced = joined
@@ -137,13 +137,13 @@ actor ResponseCache {
         }
     }
 
-    /// Runs `load` as the one load of `key` on this replica, or joins the one under way; its result is stored when it
-    /// is complete.
-    private func load(_ key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody)
-        async throws -> (value: Tagged, joined: Bool)
+    /// `load` as the one load of `key` on this replica (``Coalescer``, under `response|<key>`): its body tagged, and
+    /// stored when it is complete.
+    private func loading(_ key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody)
+        -> @Sendable () async throws -> Tagged
     {
         let tag = tag
-        return try await coalescer.once("response|\(key)") { () async throws -> Tagged in
+        return {
             let value = try await load()
             let loaded = Tagged(value: value, etag: tag(value.body))
             if value.isComplete { await self.store(key, loaded, policy: policy) }
