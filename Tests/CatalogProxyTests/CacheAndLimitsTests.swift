@@ -40,7 +40,7 @@ final class CallCounter: Sendable {
 
     @Test func hitsWithinTheTTLThenRevalidatesInTheBackground() async throws {
         let clock = ManualClock()
-        let cache = ResponseCache(capacityBytes: 1 << 20, now: { clock.now })
+        let cache = ResponseCache(capacityBytes: 1 << 20, tag: { ETag.of($0) }, now: { clock.now })
         let loads = CallCounter()
         let load: @Sendable () async throws -> CachedBody = { Self.body("v\(loads.increment())") }
         #expect(try await cache.value(for: "k", policy: policy, load: load).freshness == .miss)
@@ -60,7 +60,7 @@ final class CallCounter: Sendable {
 
     @Test func staleIfErrorThenTheErrorOnceTooOld() async throws {
         let clock = ManualClock()
-        let cache = ResponseCache(capacityBytes: 1 << 20, now: { clock.now })
+        let cache = ResponseCache(capacityBytes: 1 << 20, tag: { ETag.of($0) }, now: { clock.now })
         _ = try await cache.value(for: "k", policy: policy) { Self.body("good") }
         clock.advance(50)
         let stale = try await cache.value(for: "k", policy: policy) { throw Down() }
@@ -71,7 +71,7 @@ final class CallCounter: Sendable {
     }
 
     @Test func concurrentMissesShareOneLoad() async throws {
-        let cache = ResponseCache(capacityBytes: 1 << 20)
+        let cache = ResponseCache(capacityBytes: 1 << 20, tag: { ETag.of($0) })
         let loads = CallCounter()
         let policy = policy
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -90,7 +90,7 @@ final class CallCounter: Sendable {
     }
 
     @Test func evictsTheLeastRecentlyUsedToStayWithinItsBytes() async throws {
-        let cache = ResponseCache(capacityBytes: 3 * (1000 + 256))
+        let cache = ResponseCache(capacityBytes: 3 * (1000 + 256), tag: { ETag.of($0) })
         for key in ["a", "b", "c"] {
             _ = try await cache.value(for: key, policy: policy) { Self.body(key, size: 999) }
         }

@@ -27,8 +27,7 @@ import Testing
                 recent.remember(CatalogItem(id: itemId, experience: experience, title: "Painting \(itemId)"))
             }
             let favorite = FavoriteItem(
-                writer: writer, catalog: CatalogLookup(peer: PeerRequest(baseURL: "http://127.0.0.1:9",
-                                                                         httpClient: .shared)),
+                writer: writer, catalog: CatalogPeer(baseURL: "http://127.0.0.1:9", httpClient: .shared),
                 recent: recent, maximumFavorites: maximum)
             return try await favorite(itemId, in: try #require(Experience.named(experience)), by: request,
                                       call: .init(bearer: "", logger: Logger(label: "commands")))

@@ -41,8 +41,7 @@ import Testing
             let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch")
             recent.remember(item)  // the copy of a moment ago: the write asks the catalog nothing
             let favorite = FavoriteItem(
-                writer: writer, catalog: CatalogLookup(peer: PeerRequest(baseURL: "http://127.0.0.1:9",
-                                                                         httpClient: .shared)),
+                writer: writer, catalog: CatalogPeer(baseURL: "http://127.0.0.1:9", httpClient: .shared),
                 recent: recent, maximumFavorites: 10)
             let call = FavoriteItem.CatalogCall(bearer: "", logger: Logger(label: "statements"))
             let rijksmuseum = try #require(Experience.all.first { $0.id == .rijksmuseum })

@@ -43,8 +43,7 @@ public func buildApplication(
     let issuer = TokenIssuer(keys: signingKeys, accessTokenLifetime: authConfiguration.accessTokenLifetime,
                              sessions: authConfiguration.sessions)
     let verifier = AccessTokenVerifier(keys: signingKeys, revocations: LiveSessionCheck(sessions: sessions))
-    let categories = CatalogCategories(peer: PeerRequest(baseURL: authConfiguration.catalogURL,
-                                                         httpClient: core.httpClient))
+    let catalog = CatalogPeer(baseURL: authConfiguration.catalogURL, httpClient: core.httpClient)
 
     let passwords = PasswordCheck(accounts: accounts, throttle: throttle, hasher: hasher,
                                   devices: KnownDevices(pool: pool), counters: counters)
@@ -63,7 +62,7 @@ public func buildApplication(
                        limit: authConfiguration.signUpLimit, mail: requestMail, signIn: signIn),
         signIn: signIn,
         signedInAccount: signedInAccount,
-        updateProfile: UpdateProfile(signedInAccount: signedInAccount, categories: categories, pool: pool),
+        updateProfile: UpdateProfile(signedInAccount: signedInAccount, catalog: catalog, pool: pool),
         changePassword: ChangePassword(passwords: passwords, accounts: accounts, hasher: hasher, pool: pool),
         deleteAccount: DeleteAccount(passwords: passwords, pool: pool),
         trustedProxies: authConfiguration.trustedProxies

@@ -28,7 +28,7 @@ public enum CatalogProxyDefinition: ServiceDefinition {
     }
 }
 
-/// The composition root: configuration, the kit, stores, upstream clients, the catalog, routes, then the application.
+/// The composition root: configuration, the kit, stores, upstream clients, use cases, routes, then the application.
 public func buildApplication(
     reader: ConfigReader, routeTable: RouteTable = RouteTable()
 ) async throws -> ServiceApplication {
@@ -47,32 +47,29 @@ public func buildApplication(
                                        httpClient: core.httpClient, metrics: metrics)
     }
     let claims = FetchClaims(pool: pool)
+    let coalescer = Coalescer(claims: claims)
     let shared = SharedAnswers(pool: pool)
-    let runner = StepRunner(clients: clients, shared: shared, claims: claims)
+    let runner = StepRunner(clients: clients, shared: shared, coalescer: coalescer)
+    let datasets = DatasetStore(pool: pool)
     let kept = KeptItems(pool: pool, staleIfError: catalogConfiguration.detailPolicy.staleIfError,
                          recordLife: catalogConfiguration.recordTTL)
-    var backends: [CatalogBackend] = [
+    let resolver = ItemResolver(runner: runner, kept: kept, coalescer: coalescer,
+                                concurrencyPerRequest: ItemResolver.onePageAtOnce,
+                                pageDeadline: catalogConfiguration.pageDeadline)
+    let cache = ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
+                              absentFor: catalogConfiguration.notFoundTTL, tag: { ETag.of($0) },
+                              coalescer: coalescer)
+    let backends: [CatalogBackend] = [
         .upstream(TicketmasterSource()), .upstream(RijksmuseumSource(recordLife: catalogConfiguration.recordTTL)),
         .upstream(BestsellersSource()),
-    ]
-    for source in datasetSources {
-        // Refreshed from the upstream only where one is configured; otherwise the loaded copy is served.
-        backends.append(.dataset(DatasetCatalog(
-            source: source, store: DatasetStore(pool: pool), runner: runner, claims: claims,
-            refreshEvery: clients[source.upstream] == nil ? nil : catalogConfiguration.datasetRefresh)))
-    }
-    let catalog = Catalog(
-        backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
-        runner: runner,
-        resolver: ItemResolver(
-            runner: runner,
-            kept: kept, claims: claims, concurrencyPerRequest: ItemResolver.onePageAtOnce,
-            pageDeadline: catalogConfiguration.pageDeadline),
-        cache: ResponseCache(capacityBytes: catalogConfiguration.cacheBytes,
-                             absentFor: catalogConfiguration.notFoundTTL),
-        kept: kept,
-        searchPolicy: catalogConfiguration.searchPolicy, detailPolicy: catalogConfiguration.detailPolicy
-    )
+    ] + datasetSources.map { CatalogBackend.dataset($0) }
+    // Refreshed from the upstream only where one is configured; otherwise the loaded copy is served.
+    let refreshDataset = RefreshDataset(
+        store: datasets, runner: runner, claims: claims,
+        refreshEvery: Dictionary(uniqueKeysWithValues: datasetSources.filter { clients[$0.upstream] != nil }
+            .map { ($0.experience, catalogConfiguration.datasetRefresh) }))
+    let itemDetail = ItemDetail(cache: cache, runner: runner, resolver: resolver, kept: kept, datasets: datasets,
+                                refreshDataset: refreshDataset, policy: catalogConfiguration.detailPolicy)
     let users = UserRateLimiter(rate: catalogConfiguration.userRate, burst: catalogConfiguration.userRate * 4,
                                 refusal: "Too many catalog requests; slow down.")
 
@@ -80,7 +77,16 @@ public func buildApplication(
     ExperiencesController().register(on: router)
     let routes = router.group("v1/catalog").add(middleware: authentication.middleware)
         .group(context: AuthenticatedContext.self)
-    CatalogController(catalog: catalog, users: users, metrics: metrics).register(on: routes)
+    CatalogController(
+        backends: Dictionary(uniqueKeysWithValues: backends.map { ($0.experience, $0) }),
+        searchItems: SearchItems(cache: cache, runner: runner, resolver: resolver, kept: kept, datasets: datasets,
+                                 refreshDataset: refreshDataset, policy: catalogConfiguration.searchPolicy),
+        itemDetail: itemDetail,
+        itemCell: ItemCell(detail: itemDetail, cache: cache, runner: runner, kept: kept,
+                           policy: catalogConfiguration.detailPolicy),
+        listCategories: ListCategories(cache: cache, runner: runner),
+        users: users, metrics: metrics
+    ).register(on: routes)
 
     var background: [any Service] = [authentication.revocations]
     if let every = catalogConfiguration.bestsellersRefresh {

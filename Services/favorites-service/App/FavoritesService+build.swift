@@ -41,7 +41,7 @@ public func buildApplication(
                                    logger: core.logger),
         revocations: authentication.revocations, capacity: settings.maximumStreams,
         perUser: settings.streamsPerUser, heartbeat: settings.heartbeat, logger: core.logger, metrics: core.metrics)
-    let catalog = CatalogLookup(peer: PeerRequest(baseURL: configuration.peerURL(.catalog), httpClient: core.httpClient))
+    let catalog = CatalogPeer(baseURL: configuration.peerURL(.catalog), httpClient: core.httpClient)
     let writer = FavoritesWriter(store: store, notifier: notifier, metrics: core.metrics)
 
     let router = try core.router()

@@ -9,7 +9,7 @@ import ServiceKit
 /// request sets one for it (``Preferences/patch(_:movingFrom:to:)``).
 struct UpdateProfile: Sendable {
     let signedInAccount: SignedInAccount
-    let categories: CatalogCategories
+    let catalog: CatalogPeer
     let pool: DatabasePool
 
     /// What the catalog is asked with: the caller's token and request id.
@@ -53,9 +53,11 @@ struct UpdateProfile: Sendable {
                                call: CatalogCall) async throws {
         let target: ExperienceID
         if let experience { target = experience } else { target = try await signedInAccount(user).experience }
-        guard let known = try await categories.contains(category, in: target, bearer: call.bearer,
-                                                        requestID: call.requestID, logger: call.logger)
+        guard let known = try await catalog.categories(of: target, bearer: call.bearer, requestID: call.requestID,
+                                                       logger: call.logger)
         else { throw AuthRefusal.noCategories(in: target) }
-        guard known else { throw AuthRefusal.unknownCategory(category, in: target) }
+        guard known.contains(where: { $0.id == category }) else {
+            throw AuthRefusal.unknownCategory(category, in: target)
+        }
     }
 }

@@ -27,10 +27,9 @@ struct UpstreamClient: Sendable {
         concurrency = AsyncSemaphore(permits: settings.maximumConcurrentCalls)
     }
 
-    /// The status and body of `request`. 2xx and 404 are answers; everything else is an ``UpstreamFailure``.
-    func get(_ request: UpstreamRequest, requestID: String, logger: Logger) async throws(UpstreamFailure)
-        -> UpstreamAnswer
-    {
+    /// The status and body of `request`, made for `caller` (whose share of the budgets it spends). 2xx and 404 are
+    /// answers; everything else is an ``UpstreamFailure``.
+    func get(_ request: UpstreamRequest, for caller: UpstreamCaller) async throws(UpstreamFailure) -> UpstreamAnswer {
         var lastFailure = UpstreamFailure.failed("no attempt made")
         for attempt in 1...max(1, settings.attempts) {
             if attempt > 1 {
@@ -39,7 +38,7 @@ struct UpstreamClient: Sendable {
             }
             do throws(UpstreamFailure) {
                 defer { if let left = gate.quotaLeft { metrics.quotaLeft(name.rawValue, calls: left) } }
-                try await admit()
+                try await admit(user: caller.user)
             } catch {
                 metrics.refused(name.rawValue, reason: error.refusalReason ?? "ledger-unavailable")
                 throw error
@@ -48,7 +47,7 @@ struct UpstreamClient: Sendable {
             do throws(UpstreamFailure) {
                 let result = try await withinDeadline { () async throws(UpstreamFailure) in
                     try await concurrency.withPermit { () async throws(UpstreamFailure) in
-                        try await once(request, requestID: requestID)
+                        try await once(request, requestID: caller.requestID)
                     }
                 }
                 metrics.upstreamAttempt(name.rawValue, outcome: result.status == 404 ? "404" : "2xx",
@@ -63,7 +62,7 @@ struct UpstreamClient: Sendable {
                 case .timeout, .failed:
                     gate.recordFailure(now: Date())
                     metrics.breaker(name.rawValue, open: gate.breakerIsOpen(now: Date()))
-                    logger.warning("upstream attempt failed", metadata: [
+                    caller.logger.warning("upstream attempt failed", metadata: [
                         "upstream": "\(name)", "path": "\(request.path)", "attempt": "\(attempt)",
                         "failure": "\(failure)",
                     ])
@@ -76,11 +75,10 @@ struct UpstreamClient: Sendable {
         throw lastFailure
     }
 
-    /// Passes the gate and the windows counted in PostgreSQL (the upstream's sliding windows and the calling user's
-    /// share of its budgets), waiting for our own rate limit or the user's share when the wait is within
+    /// Passes the gate and the windows counted in PostgreSQL (the upstream's sliding windows and `user`'s share of its
+    /// budgets), waiting for our own rate limit or the user's share when the wait is within
     /// ``UpstreamSettings/queueWait``.
-    private func admit() async throws(UpstreamFailure) {
-        let user = UpstreamCaller.user
+    private func admit(user: UUID?) async throws(UpstreamFailure) {
         var budgets: [RollingCallLedger.Budget] = []
         if !settings.rollingLimits.isEmpty {
             budgets.append(.init(key: name.rawValue, limits: settings.rollingLimits, isUsers: false))

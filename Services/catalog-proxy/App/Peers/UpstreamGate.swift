@@ -1,13 +1,6 @@
 import Foundation
 import Locking
 
-/// The user on whose behalf upstream calls are made, set around a request's loads (``Catalog``): calls made for no
-/// user (dataset refreshes) spend no user's share. A task-local, because calls are made deep inside coalesced steps
-/// and background revalidations, which inherit it from the request that started them.
-enum UpstreamCaller {
-    @TaskLocal static var user: UUID?
-}
-
 /// The limits that shield one upstream: rate, daily quota, and the circuit breaker, shared by all requests of a
 /// process, and each user's share of the rate. The rate and the breaker are each replica's own (the configured rate
 /// is per replica); the daily quota is shared by all replicas through its ``DailyQuotaLedger``, from which the gate

@@ -2,14 +2,17 @@ import Contracts
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Locking
 import ServiceKit
 
 /// `GET /v1/catalog/{experience}/items` (search, browse, sort, category), `…/items/{id}` and `…/categories`, for
 /// signed-in users: every call may spend our upstream quota. What each experience accepts comes from its
 /// ``Experience`` description, the one the app draws its screens from.
 struct CatalogController: Sendable {
-    let catalog: Catalog
+    let backends: [ExperienceID: CatalogBackend]
+    let searchItems: SearchItems
+    let itemDetail: ItemDetail
+    let itemCell: ItemCell
+    let listCategories: ListCategories
     let users: UserRateLimiter
     let metrics: CatalogMetrics
 
@@ -73,8 +76,7 @@ struct CatalogController: Sendable {
         guard errors.isEmpty else { throw ServiceProblem.validation(errors) }
         try users.admit(context.user.userID)
         if let category { try await checkCategory(category, of: backend, context: context) }
-        let lookup = try await catalog.search(backend, query, at: cursor, user: context.user.userID,
-                                              requestID: context.requestID, logger: context.logger)
+        let lookup = try await searchItems(backend, query, at: cursor, for: caller(context))
         return respond(lookup, to: request, experience: backend.experience, route: "search")
     }
 
@@ -98,35 +100,38 @@ struct CatalogController: Sendable {
         }
         try users.admit(context.user.userID)
         let lookup = view == "cell"
-            ? try await catalog.cell(backend, id: id, user: context.user.userID, requestID: context.requestID,
-                                     logger: context.logger)
-            : try await catalog.detail(backend, id: id, user: context.user.userID, requestID: context.requestID,
-                                       logger: context.logger)
+            ? try await itemCell(backend, id: id, for: caller(context))
+            : try await itemDetail(backend, id: id, for: caller(context))
         return respond(lookup, to: request, experience: backend.experience, route: view == "cell" ? "cell" : "detail")
     }
 
     @Sendable func categories(_ request: Request, context: AuthenticatedContext) async throws -> Response {
         let (backend, _) = try backend(context)
         try users.admit(context.user.userID)
-        let lookup = try await catalog.categories(backend, user: context.user.userID, requestID: context.requestID,
-                                                  logger: context.logger)
+        let lookup = try await listCategories(backend, for: caller(context))
         return respond(lookup, to: request, experience: backend.experience, route: "categories")
     }
 
     private func backend(_ context: AuthenticatedContext) throws -> (CatalogBackend, Experience) {
-        let backend = try catalog.backend(for: context.parameters.get("experience") ?? "")
-        guard let experience = Experience.named(backend.experience) else {
-            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(backend.experience)\".")
+        let name = context.parameters.get("experience") ?? ""
+        guard let backend = backends[ExperienceID(rawValue: name)],
+              let experience = Experience.named(backend.experience)
+        else {
+            throw ServiceProblem(.notFound, .notFound, "There is no experience \"\(name)\".")
         }
         return (backend, experience)
+    }
+
+    /// The signed-in user, whose share of the upstreams' budgets the request's upstream calls spend.
+    private func caller(_ context: AuthenticatedContext) -> UpstreamCaller {
+        UpstreamCaller(user: context.user.userID, requestID: context.requestID, logger: context.logger)
     }
 
     /// A category must be one the experience lists now (its list is cached, so this rarely costs a call).
     private func checkCategory(_ category: String, of backend: CatalogBackend, context: AuthenticatedContext)
         async throws
     {
-        let lookup = try await catalog.categories(backend, user: context.user.userID, requestID: context.requestID,
-                                                  logger: context.logger)
+        let lookup = try await listCategories(backend, for: caller(context))
         let known = try ServiceJSON.decoder.decode(CategoryList.self, from: lookup.value.body).categories
         guard known.contains(where: { $0.id == category }) else {
             throw ServiceProblem.validation([FieldError(
@@ -144,10 +149,10 @@ struct CatalogController: Sendable {
         if lookup.coalesced { metrics.coalesced(experience: experience.rawValue, route: route) }
         if route == "search", !lookup.value.isComplete { metrics.partialPage(experience: experience.rawValue) }
         var headers: HTTPFields = [
-            .eTag: lookup.value.etag, .age: String(lookup.age),
+            .eTag: lookup.etag, .age: String(lookup.age),
             .cacheControl: "private, max-age=\(lookup.remainingTTL)", .xCache: lookup.freshness.rawValue,
         ]
-        if request.ifNoneMatch(lookup.value.etag) {
+        if request.ifNoneMatch(lookup.etag) {
             return .notModified(headers: headers)
         }
         headers[.contentType] = "application/json; charset=utf-8"
@@ -157,34 +162,4 @@ struct CatalogController: Sendable {
 
 extension HTTPField.Name {
     static let xCache = HTTPField.Name("X-Cache")!
-}
-
-/// A per-user budget (each replica keeps its own), refused with 429 and `Retry-After`: of catalog requests, and of
-/// requests that go upstream, so that one user cannot spend the shared upstream quota for everyone.
-final class UserRateLimiter: Sendable {
-    private let buckets = Locked<[UUID: TokenBucket]>([:])
-    let rate: Double
-    let burst: Double
-    /// The problem's `detail`.
-    let refusal: String
-
-    init(rate: Double, burst: Double, refusal: String) {
-        self.rate = rate
-        self.burst = burst
-        self.refusal = refusal
-    }
-
-    func admit(_ user: UUID, now: Date = Date()) throws {
-        let wait: TimeInterval? = buckets.withLock { buckets in
-            if buckets.count > 100_000 { buckets.removeAll() }  // bounded memory; a reset only forgives
-            var bucket = buckets[user] ?? TokenBucket(rate: rate, burst: burst, now: now)
-            let wait = bucket.take(now: now)
-            buckets[user] = bucket
-            return wait
-        }
-        if let wait {
-            throw ServiceProblem(.tooManyRequests, .rateLimited, refusal,
-                                 headers: [.retryAfter: String(max(1, Int(wait.rounded(.up))))])
-        }
-    }
 }

@@ -61,8 +61,8 @@ struct BestsellersRefresh: Service {
             guard try await lease.hold(for: Self.leaseDuration), hasCallLeft() else { return }
             guard let due = try await nextDue() else { return }
             memory.withLock { $0.calls.append(.now) }
-            let answer = try await runner.refresh(due.request, requestID: "bestsellers-refresh-\(UUID())",
-                                                  logger: logger)
+            let answer = try await runner.refresh(
+                due.request, for: .service(requestID: "bestsellers-refresh-\(UUID())", logger: logger))
             try remember(due, answer)
             logger.info("best sellers refreshed", metadata: ["path": "\(due.request.path)"])
         } catch {

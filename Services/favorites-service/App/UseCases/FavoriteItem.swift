@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import ServiceKit
 
 /// `PUT /v1/favorites/{experience}/{itemId}`: the item is looked up in the catalog (its snapshot is what the
 /// favorites tab shows), then added, unless it is a favorite already. A retry with the same `Idempotency-Key` gets
@@ -8,7 +9,7 @@ import Logging
 /// answer under the stream's lock, and a retry whose item is not in ``RecentItems`` looks for it before the lookup.
 struct FavoriteItem: Sendable {
     let writer: FavoritesWriter
-    let catalog: CatalogLookup
+    let catalog: CatalogPeer
     /// Items looked up a moment ago, by any user: their snapshot without another hop to the catalog.
     let recent: RecentItems
     /// Favorites one user may keep in one experience.
@@ -31,7 +32,7 @@ struct FavoriteItem: Sendable {
                let answer = try await writer.store.earlierEvent(eventID, of: request.user)?.answer {
                 return answer
             }
-            item = try await catalog.item(experience: experience.id, id: itemId, bearer: call.bearer,
+            item = try await catalog.item(itemId, in: experience.id, bearer: call.bearer,
                                           requestID: request.requestID, logger: call.logger)
             recent.remember(item)
         }

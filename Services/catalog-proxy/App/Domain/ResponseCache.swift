@@ -1,5 +1,5 @@
 import Foundation
-import ServiceKit
+import Logging
 
 /// How long a cached response is served, per route.
 struct CachePolicy: Sendable, Equatable {
@@ -11,19 +11,12 @@ struct CachePolicy: Sendable, Equatable {
     var staleIfError: TimeInterval
 }
 
-/// A normalized response body as the proxy serves it, with its strong validator.
+/// A normalized response body as the proxy serves it.
 struct CachedBody: Sendable, Equatable {
     var body: Data
-    var etag: String
     /// False for a page some of whose items could not be fetched: served to the requests that waited for it, never
     /// kept, so the next request tries the missing items again.
-    var isComplete: Bool
-
-    init(body: Data, isComplete: Bool = true) {
-        self.body = body
-        self.isComplete = isComplete
-        etag = ETag.of(body)
-    }
+    var isComplete = true
 }
 
 /// In-process cache of normalized responses: bounded by bytes with least-recently-used eviction, a TTL per route,
@@ -31,7 +24,8 @@ struct CachedBody: Sendable, Equatable {
 /// and "no such item" answers remembered for `absentFor` (an id that does not exist costs one upstream call, not one
 /// per request).
 ///
-/// The clock is injected so that expiry is tested without waiting.
+/// Identical misses are joined by the ``Coalescer`` (under `response|<key>`). The clock is injected so that expiry is
+/// tested without waiting, and the validator (`tag`, ServiceKit's `ETag.of`) so that this stays free of crypto.
 actor ResponseCache {
     enum Freshness: String, Sendable {
         /// Served from the cache within its TTL.
@@ -46,6 +40,8 @@ actor ResponseCache {
 
     struct Lookup: Sendable {
         var value: CachedBody
+        /// The body's strong validator.
+        var etag: String
         var freshness: Freshness
         /// Seconds since the copy was fetched (the `Age` header).
         var age: Int
@@ -55,8 +51,15 @@ actor ResponseCache {
         var coalesced = false
     }
 
+    /// A body with its validator, made once per load.
+    private struct Tagged: Sendable {
+        var value: CachedBody
+        var etag: String
+    }
+
     private struct Entry {
         var value: CachedBody
+        var etag: String
         var storedAt: Date
         var policy: CachePolicy
         var older: String?
@@ -67,6 +70,9 @@ actor ResponseCache {
     let capacityBytes: Int
     let absentFor: TimeInterval
     let now: @Sendable () -> Date
+    /// A body's strong validator.
+    nonisolated let tag: @Sendable (Data) -> String
+    private let coalescer: Coalescer
     private var entries: [String: Entry] = [:]
     /// Keys the upstream said do not exist, with that answer and until when it stands.
     private var absent: [String: (error: any Error, until: Date)] = [:]
@@ -75,11 +81,13 @@ actor ResponseCache {
     private var oldest: String?
     private var newest: String?
     private(set) var usedBytes = 0
-    private var inFlight: [String: Task<CachedBody, any Error>] = [:]
 
-    init(capacityBytes: Int, absentFor: TimeInterval = 0, now: @escaping @Sendable () -> Date = Date.init) {
+    init(capacityBytes: Int, absentFor: TimeInterval = 0, tag: @escaping @Sendable (Data) -> String,
+         coalescer: Coalescer = Coalescer(), now: @escaping @Sendable () -> Date = Date.init) {
         self.capacityBytes = capacityBytes
         self.absentFor = absentFor
+        self.tag = tag
+        self.coalescer = coalescer
         self.now = now
     }
 
@@ -103,16 +111,15 @@ actor ResponseCache {
             }
             if age < entry.policy.ttl + entry.policy.staleWhileRevalidate {
                 touch(key)
-                if inFlight[key] == nil { _ = start(key, policy: policy, load: load) }
+                coalescer.start("response|\(key)", loading(key, policy: policy, load: load))
                 return lookup(entry, .revalidating, now: now)
             }
         }
-        let joined = inFlight[key]
-        let task = joined ?? start(key, policy: policy, load: load)
         do {
-            let value = try await task.value
-            var answer = lookup(Entry(value: value, storedAt: now, policy: policy), .miss, now: now)
-            answer.coalesced = joined != nil
+            let (loaded, joined) = try await coalescer.once("response|\(key)", loading(key, policy: policy, load: load))
+            var answer = lookup(Entry(value: loaded.value, etag: loaded.etag, storedAt: now, policy: policy), .miss,
+                                now: now)
+            answer.coalesced = joined
             return answer
         } catch {
             if isDefinitive(error) {
@@ -130,22 +137,18 @@ actor ResponseCache {
         }
     }
 
-    /// Runs `load` as the one request for `key`; its result is stored when it succeeds.
-    private func start(
-        _ key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody
-    ) -> Task<CachedBody, any Error> {
-        let task = Task {
-            defer { self.finish(key) }
+    /// `load` as the one load of `key` on this replica (``Coalescer``, under `response|<key>`): its body tagged, and
+    /// stored when it is complete.
+    private func loading(_ key: String, policy: CachePolicy, load: @escaping @Sendable () async throws -> CachedBody)
+        -> @Sendable () async throws -> Tagged
+    {
+        let tag = tag
+        return {
             let value = try await load()
-            if value.isComplete { self.store(key, value: value, policy: policy) }
-            return value
+            let loaded = Tagged(value: value, etag: tag(value.body))
+            if value.isComplete { await self.store(key, loaded, policy: policy) }
+            return loaded
         }
-        inFlight[key] = task
-        return task
-    }
-
-    private func finish(_ key: String) {
-        inFlight[key] = nil
     }
 
     private func rememberAbsent(_ key: String, _ error: any Error, now: Date) {
@@ -159,15 +162,16 @@ actor ResponseCache {
 
     private func lookup(_ entry: Entry, _ freshness: Freshness, now: Date) -> Lookup {
         let age = max(0, now.timeIntervalSince(entry.storedAt))
-        return Lookup(value: entry.value, freshness: freshness, age: Int(age),
+        return Lookup(value: entry.value, etag: entry.etag, freshness: freshness, age: Int(age),
                       remainingTTL: max(0, Int((entry.policy.ttl - age).rounded(.down))))
     }
 
     // MARK: Storage: a dictionary threaded with a doubly linked recency list, so every operation is O(1).
 
-    func store(_ key: String, value: CachedBody, policy: CachePolicy) {
+    private func store(_ key: String, _ loaded: Tagged, policy: CachePolicy) {
         remove(key)
-        let entry = Entry(value: value, storedAt: now(), policy: policy, older: newest, newer: nil)
+        let entry = Entry(value: loaded.value, etag: loaded.etag, storedAt: now(), policy: policy, older: newest,
+                          newer: nil)
         guard entry.cost <= capacityBytes else { return }  // larger than the whole cache: never stored
         if let newest { entries[newest]?.newer = key }
         entries[key] = entry
@@ -211,4 +215,42 @@ actor ResponseCache {
     }
 
     var count: Int { entries.count }
+}
+
+extension ResponseCache {
+    /// The cached or loaded body for `key`. An upstream "no such item" drops the copy; another failure with no copy in
+    /// the cache serves `fallback`'s (the last copy any replica kept), as stale.
+    ///
+    /// A load joined in flight spends the share of the user who started it; refused for that share, it is run once
+    /// more as this caller's own (if the share spent was this caller's, it is refused again before any upstream call).
+    func lookup(_ key: String, policy: CachePolicy, logger: Logger,
+                load: @escaping @Sendable () async throws -> CachedBody,
+                fallback: @Sendable () async -> (body: CachedBody, age: Int)? = { nil }) async throws -> Lookup
+    {
+        do {
+            let value = { try await self.value(for: key, policy: policy,
+                                               isDefinitive: { ($0 as? UpstreamFailure) == .notFound }, load: load) }
+            let lookup: Lookup
+            do {
+                lookup = try await value()
+            } catch UpstreamFailure.userShareSpent {
+                lookup = try await value()
+            }
+            if lookup.freshness == .stale {
+                logger.warning("upstream failed; serving the last good copy",
+                               metadata: ["age_seconds": "\(lookup.age)"])
+            }
+            return lookup
+        } catch let failure as UpstreamFailure {
+            if failure != .notFound {
+                // Never the upstream's body: Ticketmaster echoes the API key in some of its errors.
+                logger.warning("upstream request failed", metadata: ["failure": "\(failure)"])
+                if let (body, age) = await fallback() {
+                    logger.warning("serving the last copy seen of the item", metadata: ["age_seconds": "\(age)"])
+                    return Lookup(value: body, etag: tag(body.body), freshness: .stale, age: age, remainingTTL: 0)
+                }
+            }
+            throw failure
+        }
+    }
 }

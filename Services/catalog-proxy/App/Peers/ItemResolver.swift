@@ -1,32 +1,22 @@
 import Contracts
 import Foundation
-import Locking
 import Logging
 
 /// Turns search results' references into items (``CatalogSource/resolve(reference:)``): each reference resolved once
 /// for every replica and kept (``KeptItems``), each resolution run once at a time however many requests and
-/// replicas want it, a page's fan-out bounded, and a page that waits no longer than `pageDeadline`.
+/// replicas want it (``Coalescer``, under `resolve|<experience>|<reference>`), a page's fan-out bounded, and a page
+/// that waits no longer than `pageDeadline`.
 ///
 /// A cold page of N Rijksmuseum objects costs up to 3N+ record GETs; a warm one none.
 struct ItemResolver: Sendable {
     let runner: StepRunner
     let kept: KeptItems
-    let claims: FetchClaims
+    let coalescer: Coalescer
     /// Resolutions one request starts at a time.
     let concurrencyPerRequest: Int
     /// How long a page waits for its items; what is still resolving then is left out (the page says it is partial)
     /// and lands in the store for the next request.
     let pageDeadline: Duration
-    private let inFlight = Locked<[String: Task<CatalogItem?, any Error>]>([:])
-
-    init(runner: StepRunner, kept: KeptItems, claims: FetchClaims, concurrencyPerRequest: Int,
-         pageDeadline: Duration) {
-        self.runner = runner
-        self.kept = kept
-        self.claims = claims
-        self.concurrencyPerRequest = concurrencyPerRequest
-        self.pageDeadline = pageDeadline
-    }
 
     /// How long a replica's claim on a resolution holds the others back: a few record GETs in a row.
     static let claimDuration: TimeInterval = 10
@@ -44,9 +34,8 @@ struct ItemResolver: Sendable {
 
     /// The items of `references`, resolving those not kept (or kept past their freshness) within the page deadline;
     /// a kept copy past its freshness stands in for one whose resolution fails.
-    func items(for references: [String], source: any CatalogSource, requestID: String, logger: Logger) async
-        -> Outcome
-    {
+    func items(for references: [String], source: any CatalogSource, caller: UpstreamCaller) async -> Outcome {
+        let logger = caller.logger
         guard !references.isEmpty else { return Outcome(items: [:], failures: []) }
         var copies: [String: KeptItems.Copy] = [:]
         do {
@@ -57,7 +46,7 @@ struct ItemResolver: Sendable {
         var items = copies.filter(\.value.isFresh).mapValues(\.item)
         var seen = Set<String>()
         let missing = references.filter { items[$0] == nil && seen.insert($0).inserted }
-        let outcomes = await resolve(missing, source: source, requestID: requestID, logger: logger)
+        let outcomes = await resolve(missing, source: source, caller: caller)
         var failures: [UpstreamFailure] = []
         for reference in missing {
             switch outcomes[reference] {
@@ -80,14 +69,12 @@ struct ItemResolver: Sendable {
     }
 
     /// One reference's item, waiting for the whole resolution (a detail has nothing to show without it).
-    func item(for reference: String, source: any CatalogSource, requestID: String, logger: Logger) async throws
-        -> CatalogItem?
-    {
-        try await resolution(of: reference, source: source, requestID: requestID, logger: logger).value
+    func item(for reference: String, source: any CatalogSource, caller: UpstreamCaller) async throws -> CatalogItem? {
+        try await resolution(of: reference, source: source, caller: caller)
     }
 
     /// Resolves `references`, at most ``concurrencyPerRequest`` at a time, until all are done or the deadline passes.
-    private func resolve(_ references: [String], source: any CatalogSource, requestID: String, logger: Logger) async
+    private func resolve(_ references: [String], source: any CatalogSource, caller: UpstreamCaller) async
         -> [String: Result<CatalogItem?, any Error>]
     {
         guard !references.isEmpty else { return [:] }
@@ -97,9 +84,15 @@ struct ItemResolver: Sendable {
         func startNext() {
             guard let reference = pending.popFirst() else { return }
             running += 1
-            let task = resolution(of: reference, source: source, requestID: requestID, logger: logger)
             // The resolution goes on past the deadline (its item is kept for the next request); only the wait stops.
-            Task { continuation.yield((reference, await task.result)) }
+            Task {
+                do {
+                    continuation.yield((reference, .success(try await resolution(of: reference, source: source,
+                                                                                 caller: caller))))
+                } catch {
+                    continuation.yield((reference, .failure(error)))
+                }
+            }
         }
         let deadline = pageDeadline
         let timer = Task {
@@ -119,42 +112,32 @@ struct ItemResolver: Sendable {
         return results
     }
 
-    /// The one resolution of `reference` on this replica, started if none is running: claimed across replicas, run
-    /// through the source's steps, and kept (or forgotten, when the upstream no longer has the record).
-    private func resolution(of reference: String, source: any CatalogSource, requestID: String, logger: Logger)
-        -> Task<CatalogItem?, any Error>
+    /// The one resolution of `reference` for every replica: run through the source's steps, and kept (or forgotten,
+    /// when the upstream no longer has the record).
+    private func resolution(of reference: String, source: any CatalogSource, caller: UpstreamCaller) async throws
+        -> CatalogItem?
     {
-        let key = "resolve|\(source.experience)|\(reference)"
-        let inFlight = inFlight
-        return inFlight.withLock { tasks in
-            if let running = tasks[key] { return running }
-            let (runner, kept, claims) = (runner, kept, claims)
-            let task = Task<CatalogItem?, any Error> {
-                defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
-                return try await claims.once(key, claimFor: Self.claimDuration, logger: logger) {
-                    () async throws -> CatalogItem?? in
-                    // Only a kept item ends the wait; "gone" is not kept, so a waiter asks the upstream itself then.
-                    guard let copy = try await kept.copies(resolvedFrom: [reference], in: source.experience)[reference],
-                          copy.isFresh
-                    else { return .none }
-                    return .some(copy.item)
-                } fetch: {
-                    let item = try await runner.run(source.resolve(reference: reference), requestID: requestID,
-                                                    logger: logger)
-                    do {
-                        if let item {
-                            try await kept.keep(item, resolvedFrom: reference)
-                        } else {
-                            try await kept.forget(resolvedFrom: reference, in: source.experience)
-                        }
-                    } catch {
-                        logger.warning("could not keep a resolved item", metadata: ["error": "\(error)"])
-                    }
-                    return item
+        let (runner, kept, logger) = (runner, kept, caller.logger)
+        return try await coalescer.once("resolve|\(source.experience)|\(reference)",
+                                        acrossReplicasFor: Self.claimDuration, logger: logger) {
+            () async throws -> CatalogItem?? in
+            // Only a kept item ends the wait; "gone" is not kept, so a waiter asks the upstream itself then.
+            guard let copy = try await kept.copies(resolvedFrom: [reference], in: source.experience)[reference],
+                  copy.isFresh
+            else { return .none }
+            return .some(copy.item)
+        } _: {
+            let item = try await runner.run(source.resolve(reference: reference), for: caller)
+            do {
+                if let item {
+                    try await kept.keep(item, resolvedFrom: reference)
+                } else {
+                    try await kept.forget(resolvedFrom: reference, in: source.experience)
                 }
+            } catch {
+                logger.warning("could not keep a resolved item", metadata: ["error": "\(error)"])
             }
-            tasks[key] = task
-            return task
+            return item
         }
     }
 }

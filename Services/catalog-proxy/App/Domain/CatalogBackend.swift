@@ -1,29 +1,30 @@
 import Contracts
 import Foundation
 
-/// What serves an experience: a source asked upstream on demand, or a dataset the proxy keeps.
+/// What serves an experience: a source asked upstream on demand, or a dataset the proxy keeps a copy of
+/// (``DatasetStore``, refreshed by ``RefreshDataset``).
 enum CatalogBackend: Sendable {
     case upstream(any CatalogSource)
-    case dataset(DatasetCatalog)
+    case dataset(any DatasetSource)
 
     var experience: ExperienceID {
         switch self {
         case .upstream(let source): source.experience
-        case .dataset(let dataset): dataset.source.experience
+        case .dataset(let dataset): dataset.experience
         }
     }
 
     var maximumPageSize: Int {
         switch self {
         case .upstream(let source): source.maximumPageSize
-        case .dataset(let dataset): dataset.source.maximumPageSize
+        case .dataset(let dataset): dataset.maximumPageSize
         }
     }
 
     func canonicalID(_ id: String) -> String? {
         switch self {
         case .upstream(let source): source.canonicalID(id)
-        case .dataset(let dataset): dataset.source.canonicalID(id)
+        case .dataset(let dataset): dataset.canonicalID(id)
         }
     }
 
@@ -32,7 +33,7 @@ enum CatalogBackend: Sendable {
     func cell(of item: CatalogItem) -> CatalogItem {
         switch self {
         case .upstream(let source): source.listing(of: item)
-        case .dataset(let dataset): dataset.source.listing(of: item)
+        case .dataset(let dataset): dataset.listing(of: item)
         }
     }
 
@@ -43,7 +44,7 @@ enum CatalogBackend: Sendable {
             return source.isReachable(cursor)
         case .dataset(let dataset):
             return cursor.phase == 0 && cursor.token == nil && cursor.offset == 0
-                && cursor.pageSize <= dataset.source.maximumPageSize && cursor.page < 100_000 / cursor.pageSize
+                && cursor.pageSize <= dataset.maximumPageSize && cursor.page < 100_000 / cursor.pageSize
         }
     }
 }
