@@ -61,48 +61,25 @@ nginx_bin() {
     printf '%s\n' "$candidate"
 }
 
-# Succeeds when requirement $1 is already met.
+# The Debian packages that provide each requirement (pkg-config is what the libpq check itself runs).
+declare -A _REQUIREMENT_PACKAGES=(
+    [libpq-dev]="libpq-dev pkg-config" [postgresql-15]="postgresql-15 postgresql-client-15" [nginx]=nginx
+    [curl]=curl [python3]=python3 [python3-venv]="python3 python3-venv" [openssl]=openssl [wrk]=wrk
+    [promtool]=prometheus [shellcheck]=shellcheck [envsubst]=gettext-base
+    [docker-compose]=docker-compose # v1, enough for `config`; v2 is not in Debian 12
+)
+
+# Succeeds when requirement $1 is already met; most are met by their command on PATH.
 _requirement_met() {
+    [[ -n "${_REQUIREMENT_PACKAGES[$1]:-}" ]] || die "ensure_packages: unknown requirement '$1'"
     case "$1" in
-        libpq-dev)
-            command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq
-            ;;
-        postgresql-15)
-            local tool
-            for tool in initdb pg_ctl pg_isready postgres psql; do
-                [[ -x "$PG_BIN/$tool" ]] || return 1
-            done
-            ;;
+        libpq-dev) command -v pkg-config >/dev/null 2>&1 && pkg-config --exists libpq ;;
+        postgresql-15) local tool; for tool in initdb pg_ctl pg_isready postgres psql; do [[ -x "$PG_BIN/$tool" ]] || return 1; done ;;
         nginx) nginx_bin >/dev/null ;;
-        curl) command -v curl >/dev/null 2>&1 ;;
-        wrk) command -v wrk >/dev/null 2>&1 ;;
-        promtool) command -v promtool >/dev/null 2>&1 ;;
-        docker-compose) command -v docker-compose >/dev/null 2>&1 ;;
-        shellcheck) command -v shellcheck >/dev/null 2>&1 ;;
         python3-venv) command -v python3 >/dev/null 2>&1 && python3 -c 'import ensurepip, venv' 2>/dev/null ;;
         python3) command -v python3 >/dev/null 2>&1 && python3 -c 'import ssl' 2>/dev/null ;;
-        openssl) [[ -x /usr/bin/openssl ]] ;;  # the path the tests call it by
-        envsubst) command -v envsubst >/dev/null 2>&1 ;;
-        *) die "ensure_packages: unknown requirement '$1'" ;;
-    esac
-}
-
-# Debian packages that provide requirement $1 (pkg-config is what the libpq check itself runs).
-_requirement_packages() {
-    case "$1" in
-        libpq-dev) printf '%s\n' libpq-dev pkg-config ;;
-        postgresql-15) printf '%s\n' postgresql-15 postgresql-client-15 ;;
-        nginx) printf '%s\n' nginx ;;
-        curl) printf '%s\n' curl ;;
-        python3) printf '%s\n' python3 ;;
-        openssl) printf '%s\n' openssl ;;
-        wrk) printf '%s\n' wrk ;;
-        promtool) printf '%s\n' prometheus ;;  # Debian ships promtool with the server
-        docker-compose) printf '%s\n' docker-compose ;;  # v1, enough for `config`; v2 is not in Debian 12
-        shellcheck) printf '%s\n' shellcheck ;;
-        python3-venv) printf '%s\n' python3 python3-venv ;;
-        envsubst) printf '%s\n' gettext-base ;;
-        *) die "ensure_packages: unknown requirement '$1'" ;;
+        openssl) [[ -x /usr/bin/openssl ]] ;; # the path the tests call it by
+        *) command -v "$1" >/dev/null 2>&1 ;;
     esac
 }
 
@@ -117,19 +94,14 @@ _apt_update_once() {
     fi
 }
 
-# ensure_packages REQUIREMENT... — requirements: libpq-dev, postgresql-15, nginx, curl, wrk, promtool, shellcheck,
-# python3, python3-venv, openssl, docker-compose, envsubst.
-# As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
+# ensure_packages REQUIREMENT... (those of _REQUIREMENT_PACKAGES). As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
 # script that silently half-works without e.g. libpq produces far more confusing errors later.
 ensure_packages() {
-    local requirement package
+    local requirement
     local -a missing=()
     for requirement in "$@"; do
-        if ! _requirement_met "$requirement"; then
-            while IFS= read -r package; do
-                missing+=("$package")
-            done < <(_requirement_packages "$requirement")
-        fi
+        # shellcheck disable=SC2206 # the table's package lists split on spaces
+        _requirement_met "$requirement" || missing+=(${_REQUIREMENT_PACKAGES[$requirement]})
     done
     [[ ${#missing[@]} -eq 0 ]] && return 0
 
