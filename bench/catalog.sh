@@ -1,95 +1,89 @@
 #!/usr/bin/env bash
-# catalog-proxy serving a cached search vs nginx's proxy_cache serving the same response and vs a bare Hummingbird
-# route serving the same bytes, on this machine, in one run. Release builds of auth-service (for tokens), replay-upstream (the recorded upstream) and catalog-proxy on a
-# throwaway PostgreSQL 15; nginx from Debian; wrk for the load.
+# catalog-proxy, in two parts, on a throwaway PostgreSQL 15 with release builds of auth-service, replay-upstream (the
+# recorded catalogs) and catalog-proxy, and nginx.
+#   1. A cache hit against its peers: wrk (2 threads, --connections, --seconds) on a cached search
+#      (ticketmaster, `q=Chicago&limit=5`) from catalog-proxy (token check, per-user budget, cache), from nginx's
+#      proxy_cache (the same response, no token looked at), from catalog-proxy's /health/live (the kit alone), and
+#      from a bare Hummingbird route serving the same bytes (replay-upstream's static route).
+#   2. The fan-out of a Rijksmuseum page through nginx, every upstream answer delayed by --upstream-ms (about what the
+#      museum takes from Europe): a new stack's first browse page of 30 (a search, then ~3 record GETs per object),
+#      a warm one (objects resolved, its page of ids new), a hot one (this replica's cache), searches and details,
+#      each with the upstream calls it caused (replay-upstream's request log); then wrk on the hot browse.
+# Nothing asserted.
 #
-#   bench/catalog.sh [--quick] [--seconds 10] [--connections 16]
-#
-# Both sides answer from memory: catalog-proxy from its cache after verifying the caller's access token (EdDSA) and
-# per-user budget, nginx from its proxy_cache (with open_file_cache, so no disk read per hit) without looking at the
-# token. Ratio = catalog-proxy ÷ nginx.
+#   bench/catalog.sh [--quick] [--seconds 10] [--connections 16] [--upstream-ms 80]
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# shellcheck source=scripts/lib/common.sh
-source scripts/lib/common.sh
 # shellcheck source=scripts/lib/bench.sh
-source scripts/lib/bench.sh
+source "$(dirname "$0")/../scripts/lib/bench.sh"
 
-seconds=10
-connections=16
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --quick) bench_quick_build; seconds=2 ;;
-        --seconds) seconds="$2"; shift ;;
-        --connections) connections="$2"; shift ;;
-        *) die "unknown argument: $1" ;;
-    esac
-    shift
-done
-bench_fixtures
-
+seconds=10 connections=16 upstream_ms=80
+bench_options "seconds=2" "$@"
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
-
 bench_build auth-service replay-upstream catalog-proxy
-bin="$BENCH_BIN"
-
 start_bench_postgres
-bench_start_catalog_services "$bin" "$fixtures"
-catalog="$BENCH_CATALOG_URL"
-
-token="$(curl -sS -X POST "$BENCH_AUTH_URL/v1/auth/signup" -H 'Content-Type: application/json' \
-    -d '{"email":"bench@example.com","password":"benchmark passphrase","experience":"ticketmaster"}' |
-    sed -n 's/.*"accessToken":"\([^"]*\)".*/\1/p')"
-[[ -n "$token" ]] || die "sign-up failed"
-path="/v1/catalog/ticketmaster/items?q=Chicago&limit=5"
-
-nginx_port="$(bench_free_port)"
-bench_start_nginx "
-    open_file_cache max=1000 inactive=60s;
+bench_back_end auth catalog
+catalog="${BENCH_URL[catalog]}" cache_port="$(bench_free_port)" gateway_port="$(bench_free_port)"
+bench_start_nginx nginx "
     upstream catalog { server ${catalog#http://}; keepalive 32; }
+    proxy_cache_path $BENCH_WORK/nginx/cache keys_zone=bench:10m;
+    open_file_cache max=1000 inactive=60s;
+    proxy_http_version 1.1;
+    proxy_set_header Connection \"\";
     server {
-        listen 127.0.0.1:$nginx_port;
+        listen 127.0.0.1:$cache_port;
         location / {
             proxy_pass http://catalog;
-            proxy_http_version 1.1;
-            proxy_set_header Connection \"\";
             proxy_cache bench;
             proxy_cache_key \$request_uri;
             proxy_cache_valid 200 1h;
             proxy_ignore_headers Cache-Control Expires;
         }
-    }"
-sleep 0.5
+    }
+    server { listen 127.0.0.1:$gateway_port; location / { proxy_pass http://catalog; } }"
+bench_wait_ready "http://127.0.0.1:$gateway_port/health/live" "$BENCH_WORK/nginx/error.log"
 
-auth_header="Authorization: Bearer $token"
-curl -fsS -o /dev/null -H "$auth_header" "$catalog$path"  # warm catalog-proxy's cache
-curl -fsS -o /dev/null -H "$auth_header" "http://127.0.0.1:$nginx_port$path"    # warm nginx's cache
-[[ "$(curl -fsS -o /dev/null -w '%{http_code}' -H "$auth_header" "http://127.0.0.1:$nginx_port$path")" == 200 ]] ||
-    die "nginx does not answer; see $BENCH_NGINX_DIR/error.log"
-bytes="$(curl -fsS -H "$auth_header" "$catalog$path" | wc -c)"
-
-load() { wrk -t2 -c"$connections" -d"${seconds}s" --latency -H "$auth_header" "$1" | bench_wrk_figures; }
-
-# A bare Hummingbird route serving the very same bytes (replay-upstream's static route: no middleware, no token).
-curl -fsS -H "$auth_header" "$catalog$path" >"$BENCH_WORK/body.json"
+token="$(bench_token "${BENCH_URL[auth]}" ticketmaster)"
+path="/v1/catalog/ticketmaster/items?q=Chicago&limit=5"
+curl -fsS -H "Authorization: Bearer $token" "$catalog$path" >"$BENCH_WORK/body.json"  # fills catalog-proxy's cache
+curl -fsS -o /dev/null -H "Authorization: Bearer $token" "http://127.0.0.1:$cache_port$path"  # and nginx's
 bare_port="$(bench_free_port)"
-bench_start bare "$bin/replay-upstream" --port "$bare_port" --fixtures "$fixtures" --static-body "$BENCH_WORK/body.json"
-bench_wait_ready "http://127.0.0.1:$bare_port/__replay/static" "$BENCH_WORK/bare.log"
+bench_start bare "$BENCH_BIN/replay-upstream" --port "$bare_port" --fixtures "$fixtures" --static-body "$BENCH_WORK/body.json"
+bare="http://127.0.0.1:$bare_port/__replay/static"
+bench_wait_ready "$bare" "$BENCH_WORK/bare.log"
 
-read -r catalog_rps catalog_p99 catalog_errors <<<"$(load "$catalog$path")"
-read -r bare_rps bare_p99 bare_errors <<<"$(load "http://127.0.0.1:$bare_port/__replay/static")"
-read -r nginx_rps nginx_p99 nginx_errors <<<"$(load "http://127.0.0.1:$nginx_port$path")"
-# The same process's cheapest route (the kit's middleware, no token, no cache): what the framework alone costs here.
-read -r live_rps live_p99 live_errors <<<"$(load "$catalog/health/live")"
+echo "cached search, a $(wc -c <"$BENCH_WORK/body.json")-byte body, $connections connections, ${seconds}s each:" \
+    "2xx/s, p99 ms, other answers, socket errors"
+for target in "catalog-proxy (cache hit)=$catalog$path" "nginx proxy_cache=http://127.0.0.1:$cache_port$path" \
+    "catalog-proxy /health/live=$catalog/health/live" "bare Hummingbird route=$bare"; do
+    bench_wrk - "${target#*=}" "$connections" "$seconds" WRK_TOKEN="$token"
+    read -r rps p99 others socket _ <<<"$result"
+    printf '%-28s %10s %8s %5s %5s\n' "${target%%=*}" "$rps" "$p99" "$others" "$socket"
+    rates+=("$rps")
+done
+echo "hit ÷ nginx $(ratio "${rates[0]}" "${rates[1]}"), hit ÷ health $(ratio "${rates[0]}" "${rates[2]}")," \
+    "health ÷ bare $(ratio "${rates[2]}" "${rates[3]}")"
 
-printf 'cached search, %s-byte body, %s connections, %ss each\n' "$bytes" "$connections" "$seconds"
-printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "catalog-proxy (cache hit)" "$catalog_rps" "$catalog_p99" "$catalog_errors"
-printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "bare Hummingbird route (same bytes)" "$bare_rps" "$bare_p99" "$bare_errors"
-printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "nginx proxy_cache (same response)" "$nginx_rps" "$nginx_p99" "$nginx_errors"
-printf '%-34s %10s rps   p99 %8s ms   non-2xx %s\n' "catalog-proxy GET /health/live" "$live_rps" "$live_p99" "$live_errors"
-printf '%-34s %10s       p99 ratio %s\n' "ratio catalog-proxy / nginx" "$(ratio "$catalog_rps" "$nginx_rps")" \
-    "$(ratio "$catalog_p99" "$nginx_p99")"
-printf '%-34s %10s       p99 ratio %s\n' "ratio catalog-proxy / bare route" "$(ratio "$catalog_rps" "$bare_rps")" \
-    "$(ratio "$catalog_p99" "$bare_p99")"
-printf '%-34s %10s\n' "ratio cache hit / health route" "$(ratio "$catalog_rps" "$live_rps")"
+token="$(bench_token "${BENCH_URL[auth]}" rijksmuseum)"
+curl -fsS -X POST "${BENCH_URL[replay]}/__replay/faults" -H 'Content-Type: application/json' \
+    -d "{\"delayMs\": $upstream_ms}" >/dev/null
+echo "Rijksmuseum through nginx, every upstream answer delayed $upstream_ms ms: time, upstream calls, items"
+for page in "cold browse, a first page of 30=items?limit=30" "warm browse (29: ids shared)=items?limit=29" \
+    "hot browse (this replica's cache)=items?limit=30" "cold search, rembrandt=items?q=rembrandt&limit=4" \
+    "warm search, same objects, new ids=items?q=Rembrandt%20van%20Rijn&limit=4" \
+    "cold detail, never listed=items/RP-T-1930-54(V)" "warm detail (resolved by a search)=items/SK-C-5" \
+    "hot detail=items/SK-C-5"; do
+    python3 - "${page%%=*}" "http://127.0.0.1:$gateway_port/v1/catalog/rijksmuseum/${page#*=}" \
+        "${BENCH_URL[replay]}/__replay/requests" "$token" <<'PY'
+import json, sys, time, urllib.request
+label, url, calls, token = sys.argv[1:]
+count = lambda: len(json.load(urllib.request.urlopen(calls)))
+before, started = count(), time.perf_counter()
+answer = json.load(urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer " + token})))
+print("%-40s %8.1f ms %5d calls %4d items" % (label, (time.perf_counter() - started) * 1000, count() - before,
+                                              len(answer.get("items", [answer]))))
+PY
+done
+bench_wrk - "http://127.0.0.1:$gateway_port/v1/catalog/rijksmuseum/items?limit=30" 16 "$seconds" WRK_TOKEN="$token"
+read -r rps p99 others socket _ <<<"$result"
+echo "hot browse under load (16 connections): $rps 2xx/s, p99 $p99 ms, other answers $others, socket errors $socket"
 bench_stamp
