@@ -3,13 +3,10 @@
 # accounts) against the bcrypt limit (cores ÷ one sign-in alone), and GET /v1/auth/me alone and during them; 2. a
 # sign-in alone and with hostile sign-ups; 3. password resets with and without an account (bench/tool.py for 2 and 3).
 # Nothing asserted but that every reset is answered alike.
-#
 #   bench/auth.sh [--quick] [--seconds 15] [--connections 16] [--sign-ins 40] [--hostile 20] [--requests 2000]
 #   --quick: 2-second phases, bcrypt cost 10, 10 sign-ins, 200 resets of each kind, the debug build.
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 seconds=15 connections=16 sign_ins=40 hostile=20 requests=2000 cost="${BCRYPT_COST:-12}"
 bench_options "seconds=2 sign_ins=10 requests=200 cost=${BCRYPT_COST:-10}" "$@"
 password="benchmark passphrase"

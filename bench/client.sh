@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # The device's CPU per heart in the client library (bench/client-bench), offline and with live changes on, with 0 and
 # 5,000 cached favorites. Fails unless, at 5,000, a heart with live changes costs at most twice an offline one.
-#
 #   bench/client.sh [--quick] [--hearts 200]        (--quick: the debug build, 50 hearts)
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 hearts=200
 bench_options "hearts=50" "$@"
 bench_build client-bench

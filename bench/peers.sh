@@ -43,8 +43,7 @@ tool items "${BENCH_URL[catalog]}" "$(head -n 1 "$BENCH_WORK/tokens-ours.txt")" 
 head -n 1 "$BENCH_WORK/items.txt" | cut -f 3 >"$BENCH_WORK/item.json"
 mapfile -d '' toggle_values < <(tool toggle-values "$users" "$BENCH_WORK/item.json")
 sqlite() { python3 -c 'import sqlite3, sys
-print(sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute(sys.argv[2]).fetchone()[0])' \
-    "$BENCH_WORK/pocketbase/data.db" "$1"; }
+print(sqlite3.connect(sys.argv[1], uri=True).execute(sys.argv[2]).fetchone()[0])' "file:$BENCH_WORK/pocketbase/data.db?mode=ro" "$1"; }
 ours_costs="$(bench_psql -c "SELECT string_agg(DISTINCT substr(password_hash, 5, 2), ' ') FROM auth.users")"
 pocketbase_costs="$(sqlite "SELECT group_concat(DISTINCT substr(password, 5, 2)) FROM users")"
 [[ "$ours_costs" == "$cost" && "$pocketbase_costs" == "$cost" ]] ||

@@ -2,12 +2,9 @@
 # The Postgres module (bench/postgres-bench: a session leased per statement, or held per task) vs pgbench with two
 # threads (j2) and one (j1), on the same prepared point read and single-row insert (bench/sql/), taking turns; a figure
 # is the median of its rounds. The goal, never asserted: held >= 0.80 of pgbench -j 2 (the ratios printed).
-#
 #   bench/postgres.sh [--quick] [--concurrency "4 8 16"] [--seconds 5] [--rounds 3]
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 concurrency="4 8 16" seconds=5 rounds=3
 bench_options "concurrency=8 seconds=2 rounds=1" "$@"
 ensure_packages libpq-dev postgresql-15

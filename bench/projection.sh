@@ -2,12 +2,9 @@
 # Rebuilding views from a generated log (ten events per user: seven favorites, then three removals): events per second
 # of `favorites-service rebuild favorites` and `rebuild popular`, against one scan reading every event (the database's
 # own limit for reading the log).
-#
 #   bench/projection.sh [--quick] [--events 1000000]        (--quick: 20 000 events, the debug build)
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 events=1000000
 bench_options "events=20000" "$@"
 [[ "$events" =~ ^[1-9][0-9]*0$ ]] || die "--events must be a multiple of ten"

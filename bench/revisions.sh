@@ -2,14 +2,11 @@
 # Two commits of the back end, end to end: keyed favorite toggles and the list through the deployed gateway (wrk), each
 # commit's release build in schemas of its own on one PostgreSQL 15, taking turns `rounds` times; a figure is the
 # median of its rounds with their spread, the noise a difference must beat.
-#
 #   bench/revisions.sh BEFORE AFTER [--seconds 10] [--rounds 3] [--concurrency "16 32"]
 #
 # The commits are built in a worktree under .local/revisions; each commit's executables are kept for the next run.
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 (($# >= 2)) || die "usage: bench/revisions.sh BEFORE AFTER [--seconds 10] [--rounds 3] [--concurrency \"16 32\"]"
 revisions=("$(git rev-parse --short "$1^{commit}")" "$(git rev-parse --short "$2^{commit}")")
 shift 2

@@ -2,13 +2,10 @@
 # Live updates beside PocketBase's realtime API, with one client (bench/streams/streams.py, which says what it
 # measures): ours on two favorites-service replicas (release builds; each holds half the streams and takes every other
 # write, so half the events cross replicas), PocketBase one process; streams opened directly on the services.
-#
 #   bench/streams.sh [--quick] [--users 1000] [--devices "1 10"] [--writes 1000]
 #   --quick: 20 users, one device each, 40 writes, the debug build: a smoke check, not figures.
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 users=1000 devices="1 10" writes=1000
 bench_options "users=20 devices=1 writes=40" "$@"
 password="benchmark passphrase"

@@ -23,7 +23,8 @@ def rss_kib(pids):
 
 
 async def request(url, method="GET", token=None, body=None, stream=False):
-    """One request on a connection of its own: its answer's JSON, or for a stream its reader and head."""
+    """One request on a connection of its own: its answer's JSON, or for a stream its reader, writer and head (the
+    writer kept: a writer collected closes its connection)."""
     parts = urllib.parse.urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port, limit=1 << 20)
     payload = b"" if body is None else json.dumps(body).encode()
@@ -34,13 +35,13 @@ async def request(url, method="GET", token=None, body=None, stream=False):
     head = await reader.readuntil(b"\r\n\r\n")
     if head.split()[1] not in (b"200", b"201", b"204"):
         raise RuntimeError("%s %s: %s" % (method, url, head[:200] + await reader.read(300)))
-    return (reader, head) if stream else json.loads(await reader.read() or b"null")
+    return (reader, writer, head) if stream else json.loads(await reader.read() or b"null")
 
 
 async def stream(url, token, on_event, opened):
     """One Server-Sent Events response: on_event(type, data) per event; `opened` fails unless it answers 200."""
     try:
-        reader, head = await request(url, token=token, stream=True)
+        reader, writer, head = await request(url, token=token, stream=True)
     except Exception as error:
         return opened.set_exception(error)
     chunked, text = b"transfer-encoding: chunked" in head.lower(), ""
@@ -53,6 +54,7 @@ async def stream(url, token, on_event, opened):
                       (line.partition(":") for line in block.split("\n") if line and line[0] != ":")}
             if fields:
                 on_event(fields.get("event", "message"), fields.get("data", ""))
+    writer.close()
 
 
 async def measure(side, urls, tokens, per_user, writes, pids, held, records):
@@ -82,14 +84,11 @@ async def measure(side, urls, tokens, per_user, writes, pids, held, records):
 
     before, tasks, devices = rss_kib(pids), [], [(user, copy) for user in range(users) for copy in range(per_user)]
     for start in range(0, len(devices), 200):  # as phones come online
-        batch, openings = devices[start:start + 200], []
-        for device in batch:
-            openings.append(asyncio.get_running_loop().create_future())
-            url = urls[(device[0] * per_user + device[1]) % len(urls)] + "/v1/favorites/stream" if ours else \
-                urls[0] + "/api/realtime"
-            tasks.append(asyncio.create_task(stream(url, ours and tokens[device[0]], on_event(device, openings[-1]),
-                                                    openings[-1])))
-        await asyncio.gather(*openings)
+        batch, openings = devices[start:start + 200], [asyncio.get_running_loop().create_future() for _ in range(200)]
+        tasks += [asyncio.create_task(stream(
+            urls[(user * per_user + copy) % len(urls)] + "/v1/favorites/stream" if ours else urls[0] + "/api/realtime",
+            ours and tokens[user], on_event((user, copy), opened), opened)) for (user, copy), opened in zip(batch, openings)]
+        await asyncio.gather(*openings[:len(batch)])
         if not ours:
             await asyncio.gather(*(request(urls[0] + "/api/realtime", "POST", tokens[device[0]], {
                 "clientId": client_ids[device], "subscriptions": ["favorites"]}) for device in batch))
@@ -115,7 +114,7 @@ async def measure(side, urls, tokens, per_user, writes, pids, held, records):
         if not removing:
             held[user] = item
 
-    for start in range(0, writes, 50):
+    for start in range(0, writes, 50):  # 100 a second, 50 at most in flight
         writers = []
         for number in range(start, min(writes, start + 50)):
             writers.append(asyncio.create_task(write(number)))

@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2034  # the variables set here are read by the sourcing scripts
-# The benchmarks' one preamble and their helpers: every bench/*.sh sets `-euo pipefail` and sources this file, which
-# moves to the repository root and sources scripts/lib/common.sh. wrk runs bench/wrk.lua, which reports its own
-# figures; pgbench reports its own; bench/tool.py does the rest (users, tables of medians, timings).
+# The benchmarks' one preamble and their helpers: every bench/*.sh sources this file, which sets -euo pipefail, moves
+# to the repository root and sources scripts/lib/common.sh. wrk runs bench/wrk.lua, which reports its own figures;
+# pgbench reports its own; bench/tool.py does the rest (users, tables of medians, timings).
+set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit
 # shellcheck source=scripts/lib/common.sh
 source scripts/lib/common.sh
@@ -52,7 +53,6 @@ _bench_as_owner() { if [[ $EUID -eq 0 ]]; then runuser -u postgres -- "$@"; else
 bench_psql() { psql "$BENCH_PG_URL" -v ON_ERROR_STOP=1 -qAt "$@"; }
 bench_free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 ratio() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); print("%.2f" % (a / b) if b else "n/a")' "$1" "$2"; }
-median() { python3 -c 'import statistics, sys; print(statistics.median_low(map(float, sys.argv[1:])))' "$@"; }
 bench_stamp() {
     echo "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD 2>/dev/null || echo none) cores=$(nproc)" \
         "build=${BENCH_BUILD:-release} load=$(cut -d' ' -f1-3 /proc/loadavg)"
