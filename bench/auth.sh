@@ -7,9 +7,8 @@
 #   --quick: 2-second phases, bcrypt cost 10, 10 sign-ins, 200 resets of each kind, the debug build.
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-seconds=15 connections=16 sign_ins=40 hostile=20 requests=2000 cost="${BCRYPT_COST:-12}"
+seconds=15 connections=16 sign_ins=40 hostile=20 requests=2000 cost="${BCRYPT_COST:-12}" password="benchmark passphrase"
 bench_options "seconds=2 sign_ins=10 requests=200 cost=${BCRYPT_COST:-10}" "$@"
-password="benchmark passphrase"
 ensure_packages libpq-dev postgresql-15 curl wrk
 bench_build auth-service replay-upstream
 start_bench_postgres

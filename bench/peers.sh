@@ -5,13 +5,10 @@
 # list of 5, the heart ids and sign-in at one bcrypt cost; ours directly and through the deployed gateway. A figure is
 # the median of its rounds, which alternate the sides; only 2xx answers count. Then the CPU per answer of each process
 # group, and each service's start-up time and memory. docs/benchmarks.md has the rest.
-#
 #   bench/peers.sh [--quick] [--seconds 10] [--rounds 3] [--connections "16 32"] [--snapshot-ttl SECONDS]
 #   --quick: one 2 s round per figure, 20 users, the debug build: a smoke check.
-set -euo pipefail
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-
 seconds=10 warmup=3 rounds=3 connections="16 32" snapshot_ttl="" users=200
 bench_options "seconds=2 warmup=1 rounds=1 users=20" "$@"
 ((rounds >= 3 || quick)) || die "--rounds $rounds: a figure is the median of at least 3 rounds (--quick runs 1)"

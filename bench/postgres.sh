@@ -10,10 +10,7 @@ bench_options "concurrency=8 seconds=2 rounds=1" "$@"
 ensure_packages libpq-dev postgresql-15
 bench_build postgres-bench
 start_bench_postgres
-bench_psql -c "CREATE TABLE bench_items (id int PRIMARY KEY, title text NOT NULL, price numeric(8,2));
-    INSERT INTO bench_items SELECT i, 'Item ' || i, (i % 500) / 3.0 FROM generate_series(1, 100000) i;
-    CREATE TABLE bench_writes (id bigserial PRIMARY KEY, worker int NOT NULL, title text NOT NULL,
-                               created_at timestamptz NOT NULL DEFAULT now())" -c "VACUUM ANALYZE"
+bench_psql -f bench/sql/postgres-tables.sql
 for workload in read insert; do
     for c in $concurrency; do
         for _ in $(seq "$rounds"); do

@@ -15,19 +15,7 @@ start_bench_postgres
 bench_back_end auth catalog favorites  # favorites-service makes its schema, then stops
 kill "${BENCH_PID_OF[favorites]}"
 log_info "generating $events events for $users users"
-bench_psql <<SQL
-SET search_path = favorites;
-INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata)
-SELECT 'user-' || md5('bench-' || u)::uuid, v, gen_random_uuid(),
-       CASE WHEN v <= 7 THEN 'favorite-added' ELSE 'favorite-removed' END, 1,
-       (jsonb_build_object('experience', 'ticketmaster', 'itemId', 'item-' || (v - 1) % 7) || CASE WHEN v <= 7 THEN
-           '{"title":"Phoenix Suns vs. Los Angeles Lakers","price":49.5,"subtitle":"Footprint Center"}'::jsonb ELSE '{}' END)::json,
-       '{"actor":"00000000-0000-0000-0000-000000000000","requestID":"00000000-0000-0000-0000-000000000000"}'
-  FROM generate_series(1, $users) u, generate_series(1, 10) v
- ORDER BY u, v;
-VACUUM ANALYZE events;
-SQL
-
+bench_psql -v users="$users" -f bench/sql/projection-log.sql
 rates=()
 timed() { # label command…
     local label="$1" seconds

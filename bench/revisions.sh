@@ -3,7 +3,6 @@
 # commit's release build in schemas of its own on one PostgreSQL 15, taking turns `rounds` times; a figure is the
 # median of its rounds with their spread, the noise a difference must beat.
 #   bench/revisions.sh BEFORE AFTER [--seconds 10] [--rounds 3] [--concurrency "16 32"]
-#
 # The commits are built in a worktree under .local/revisions; each commit's executables are kept for the next run.
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
@@ -13,8 +12,7 @@ shift 2
 seconds=10 rounds=3 concurrency="16 32" users=200
 bench_options "" "$@"
 ensure_packages libpq-dev postgresql-15 curl wrk nginx
-products=(auth-service catalog-proxy favorites-service replay-upstream)
-tree=.local/revisions/tree
+products=(auth-service catalog-proxy favorites-service replay-upstream) tree=.local/revisions/tree
 for revision in "${revisions[@]}"; do
     [[ -x ".local/revisions/$revision/favorites-service" ]] && continue
     [[ -d "$tree" ]] || git worktree add --detach "$tree" "$revision" >/dev/null

@@ -6,16 +6,14 @@
 #   --quick: 20 users, one device each, 40 writes, the debug build: a smoke check, not figures.
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-users=1000 devices="1 10" writes=1000
+users=1000 devices="1 10" writes=1000 password="benchmark passphrase"
 bench_options "users=20 devices=1 writes=40" "$@"
-password="benchmark passphrase"
 ensure_packages libpq-dev postgresql-15 curl python3-venv
 bench_build auth-service replay-upstream catalog-proxy favorites-service
 ulimit -n "$(ulimit -Hn)"  # every stream is a descriptor here and one in the server: room for 2 × 10 000 and more
 start_bench_postgres
 bench_back_end auth catalog
-bench_service favorites-1 FAVORITES_STREAMS_MAX=20000
-bench_service favorites-2 FAVORITES_STREAMS_MAX=20000
+for replica in 1 2; do bench_service "favorites-$replica" FAVORITES_STREAMS_MAX=20000; done
 bench_start_pocketbase "$password"
 log_info "signing up $users users on each side"
 python3 bench/tool.py ours-tokens "${BENCH_URL[auth]}" "$users" "$password" "$BENCH_WORK/tokens-ours.txt"

