@@ -54,8 +54,8 @@ load() { # workload side connections seconds [figure]
     if [[ "$2" == pgbench* || "$2" == lean* ]]; then
         [[ "$2" == *-on ]] && options="-c synchronous_commit=on"
         [[ "$2" == lean* ]] && script=lean
-        PGHOST=127.0.0.1 PGPORT=$BENCH_PG_PORT PGUSER=postgres PGOPTIONS="-c search_path=pgbench $options" pgbench -n \
-            -M prepared "${toggle_values[@]}" -f "bench/sql/toggle-$script.sql" -c "$3" -j 2 -T "$4" postgres \
+        PGOPTIONS="-c search_path=pgbench $options" pgbench -n -M prepared "${toggle_values[@]}" \
+            -f "bench/sql/toggle-$script.sql" -c "$3" -j 2 -T "$4" "$BENCH_PG_URL" \
             >"$BENCH_WORK/pgbench.txt" 2>&1 || { cat "$BENCH_WORK/pgbench.txt" >&2; die "pgbench failed"; }
         result="$(awk '/^tps = / { printf "%.2f", $3 * 2 }' "$BENCH_WORK/pgbench.txt") - 0 0 - 0"
         [[ "$figure" == - ]] || echo "$figure $result" >>"$BENCH_WORK/figures.txt"

@@ -16,8 +16,8 @@ for workload in read insert; do
         for _ in $(seq "$rounds"); do
             for program in lease held j2 j1; do
                 if [[ "$program" == j* ]]; then
-                    tps="$(PGHOST=127.0.0.1 PGPORT=$BENCH_PG_PORT PGUSER=postgres pgbench -n -M prepared -c "$c" \
-                        -j "${program#j}" -T "$seconds" -f "bench/sql/$workload.sql" postgres | awk '/^tps = / { print $3 }')"
+                    tps="$(pgbench -n -M prepared -c "$c" -j "${program#j}" -T "$seconds" -f "bench/sql/$workload.sql" \
+                        "$BENCH_PG_URL" | awk '/^tps = / { print $3 }')"
                 else
                     hold=() && [[ "$program" == held ]] && hold=(--hold)
                     tps="$("$BENCH_BIN/postgres-bench" --url "$BENCH_PG_URL" --workload "$workload" --concurrency "$c" \
