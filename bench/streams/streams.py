@@ -1,19 +1,15 @@
-"""Live updates, ours beside PocketBase's realtime API: N open streams, writes by the streams' users, and the time from
-a write's acknowledgement to its event on every stream of that user. Run by bench/streams.sh.
+"""Live updates, ours beside PocketBase's realtime API (bench/streams.sh): for each count of devices, every user of
+TOKENS opens that many streams (200 at a time; ours spread over the replicas' URLs), then WRITES writes are made, each
+by another user (a favorite, then its removal), 100 a second. Prints a row per count: streams, the time from a write's
+answer to its event on each of its user's streams (p50, p99, max; an event before the answer counts 0), events lost
+after 5 s, unexpected events, and the servers' (PIDS) resident memory per stream. HTTP/1.1 over asyncio.
 
-    streams.py ours URL,URL… TOKENS STREAMS_PER_USER WRITES PIDS
-    streams.py pocketbase URL TOKENS STREAMS_PER_USER WRITES PIDS
-
-Opens STREAMS_PER_USER streams for each user of TOKENS (one token per line; ours spread over the replicas' URLs),
-waits until all are open, reads the resident memory of PIDS (the servers' processes), then makes WRITES writes, each
-by a random user (a favorite, then its removal), paced at 100 per second, and waits for the events. Prints one line of
-JSON: streams, memory before and after opening them, latencies (ms) from each write's answer to each of its events,
-and how many events were expected and never came. Standard library only: HTTP/1.1 over asyncio, chunked bodies read
-by hand.
+    streams.py ours|pocketbase URL[,URL…] TOKENS "DEVICES…" WRITES PIDS
 """
 import asyncio
 import json
 import random
+import statistics
 import sys
 import time
 import urllib.parse
@@ -22,223 +18,123 @@ ITEMS = ["G5diZfkn0B-bh", "vv17FZfdGkSrrMju", "vvG18Z4m501KZN", "vv1k8Z4E0YG7MA0
 
 
 def rss_kib(pids):
-    total = 0
-    for pid in pids:
-        with open("/proc/%s/status" % pid) as status:
-            total += next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return total
+    return sum(next(int(line.split()[1]) for line in open("/proc/%s/status" % pid) if line.startswith("VmRSS:"))
+               for pid in pids.split(","))
 
 
-async def request(url, method="GET", token=None, body=None):
-    """One request on a connection of its own: (status, body bytes)."""
+async def request(url, method="GET", token=None, body=None, stream=False):
+    """One request on a connection of its own: its answer's JSON, or for a stream its reader, writer and head (the
+    writer kept: a writer collected closes its connection)."""
     parts = urllib.parse.urlsplit(url)
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port, limit=1 << 20)
     payload = b"" if body is None else json.dumps(body).encode()
-    head = "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Length: %d\r\n" % (
-        method, parts.path + ("?" + parts.query if parts.query else ""), parts.netloc, len(payload))
-    if body is not None:
-        head += "Content-Type: application/json\r\n"
-    if token:
-        head += "Authorization: Bearer %s\r\n" % token
-    writer.write(head.encode() + b"\r\n" + payload)
-    data = await reader.read()
+    writer.write(("%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\nContent-Type: application/json\r\n%s%s\r\n" % (
+        method, parts.path + ("?" + parts.query if parts.query else ""), parts.netloc, len(payload),
+        "Authorization: Bearer %s\r\n" % token if token else "",
+        "Accept: text/event-stream\r\n" if stream else "Connection: close\r\n")).encode() + payload)
+    head = await reader.readuntil(b"\r\n\r\n")
+    if head.split()[1] not in (b"200", b"201", b"204"):
+        raise RuntimeError("%s %s: %s" % (method, url, head[:200] + await reader.read(300)))
+    return (reader, writer, head) if stream else json.loads(await reader.read() or b"null")
+
+
+async def stream(url, token, on_event, opened):
+    """One Server-Sent Events response: on_event(type, data) per event; `opened` fails unless it answers 200."""
+    try:
+        reader, writer, head = await request(url, token=token, stream=True)
+    except Exception as error:
+        return opened.set_exception(error)
+    chunked, text = b"transfer-encoding: chunked" in head.lower(), ""
+    while chunk := (await reader.readexactly(int(await reader.readline() or b"0", 16) + 2))[:-2] if chunked else \
+            await reader.read(65536):
+        text += chunk.decode()
+        while "\n\n" in text:
+            block, text = text.split("\n\n", 1)
+            fields = {name: value.lstrip(" ") for name, _, value in
+                      (line.partition(":") for line in block.split("\n") if line and line[0] != ":")}
+            if fields:
+                on_event(fields.get("event", "message"), fields.get("data", ""))
     writer.close()
-    status = int(data.split(b" ", 2)[1])
-    return status, data.split(b"\r\n\r\n", 1)[1]
 
 
-class Stream:
-    """One Server-Sent Events response, read on its own connection; calls `on_event(type, data)` per event."""
+async def measure(side, urls, tokens, per_user, writes, pids, held, records):
+    ours, users = side == "ours", len(tokens)
+    pending = {}  # (user, kind, item) -> [[answered at, streams still to receive it, arrived before the answer], …]
+    latencies, unexpected, client_ids = [], [0], {}
 
-    def __init__(self, url, token, on_event):
-        self.url, self.token, self.on_event = url, token, on_event
-        self.opened = asyncio.get_running_loop().create_future()
-
-    async def run(self):
-        parts = urllib.parse.urlsplit(self.url)
-        try:
-            reader, writer = await asyncio.open_connection(parts.hostname, parts.port, limit=1 << 20)
-        except OSError as error:
-            self.opened.set_exception(error)
-            return
-        head = "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n" % (
-            parts.path + ("?" + parts.query if parts.query else ""), parts.netloc)
-        if self.token:
-            head += "Authorization: Bearer %s\r\n" % self.token
-        writer.write(head.encode() + b"\r\n")
-        status = (await reader.readline()).split()[1]
-        chunked = False
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            chunked |= line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower()
-        if status != b"200":
-            self.opened.set_exception(RuntimeError("stream answered %s" % status.decode()))
-            return
-        text = ""
-        while True:
-            if chunked:
-                size = int((await reader.readline()).strip() or b"0", 16)
-                if size == 0:
-                    break
-                chunk = await reader.readexactly(size + 2)
-                text += chunk[:-2].decode()
+    def on_event(device, opened):
+        def handle(event, data):
+            if event in ("ready", "PB_CONNECT"):
+                client_ids[device] = event == "PB_CONNECT" and json.loads(data)["clientId"]
+                return opened.done() or opened.set_result(None)
+            if event not in ("change", "favorites"):
+                return
+            data = json.loads(data)
+            key = (device[0], data["kind"], data["itemId"]) if ours else (device[0], {"create": "added", "delete":
+                                                                           "removed"}[data["action"]], data["record"]["item_id"])
+            entry = next((entry for entry in pending.get(key, []) if device in entry[1]), None)
+            if entry is None:
+                unexpected[0] += 1
             else:
-                chunk = await reader.read(65536)
-                if not chunk:
-                    break
-                text += chunk.decode()
-            while "\n\n" in text:
-                block, text = text.split("\n\n", 1)
-                fields = {}
-                for line in block.split("\n"):
-                    if line and not line.startswith(":") and ":" in line:
-                        name, value = line.split(":", 1)
-                        fields[name] = fields.get(name, "") + value.lstrip(" ")
-                if "event" in fields or "data" in fields:
-                    self.on_event(self, fields.get("event", "message"), fields.get("data", ""))
-        writer.close()
+                entry[1].discard(device)
+                entry[2] += entry[0] is None
+                if entry[0] is not None:
+                    latencies.append(max(0.0, time.monotonic() - entry[0]) * 1000)
+        return handle
 
-
-async def main(side, urls, tokens_path, per_user, writes, pids):
-    tokens = open(tokens_path).read().split()
-    urls = urls.split(",")
-    pids = pids.split(",")
-    users = len(tokens)
-    pending = {}  # (user, key) -> [[acknowledged at, streams still to receive it, arrivals before the answer], …]
-    latencies, unexpected = [], 0
-    streams_of = {user: [] for user in range(users)}
-
-    def on_event(stream, event, data):
-        nonlocal unexpected
-        if event in ("ready",):
-            stream.opened.done() or stream.opened.set_result(None)
-            return
-        if event == "PB_CONNECT":
-            stream.client_id = json.loads(data)["clientId"]
-            stream.opened.done() or stream.opened.set_result(None)
-            return
-        if side == "ours" and event == "change":
-            change = json.loads(data)
-            key = (change["kind"], change["itemId"])
-        elif side == "pocketbase" and event == "favorites":
-            message = json.loads(data)
-            key = ({"create": "added", "delete": "removed"}.get(message["action"]), message["record"]["item_id"])
-        else:
-            return
-        now = time.monotonic()
-        entry = next((entry for entry in pending.get((stream.user, key), []) if stream in entry[1]), None)
-        if entry is None:
-            unexpected += 1
-            return
-        entry[1].discard(stream)
-        if entry[0] is not None:
-            latencies.append(max(0.0, now - entry[0]) * 1000)
-        else:
-            entry[2].append(now)  # arrived before the write's answer was read
-
-    streams, tasks = [], []
-    for user in range(users):
-        for copy in range(per_user):
-            if side == "ours":
-                stream = Stream(urls[(user * per_user + copy) % len(urls)] + "/v1/favorites/stream", tokens[user],
-                                on_event)
-            else:
-                stream = Stream(urls[0] + "/api/realtime", None, on_event)
-            stream.user = user
-            streams.append(stream)
-            streams_of[user].append(stream)
-    before = rss_kib(pids)
-    for start in range(0, len(streams), 200):  # opened 200 at a time, as phones come online
-        batch = streams[start:start + 200]
-        tasks += [asyncio.create_task(stream.run()) for stream in batch]
-        await asyncio.gather(*(stream.opened for stream in batch))
-        if side == "pocketbase":
-            async def subscribe(stream):
-                status, body = await request(urls[0] + "/api/realtime", "POST", tokens[stream.user],
-                                             {"clientId": stream.client_id, "subscriptions": ["favorites"]})
-                if status != 204:
-                    raise RuntimeError("PocketBase subscription: %d %s" % (status, body[:200]))
-            await asyncio.gather(*(subscribe(stream) for stream in batch))
+    before, tasks, devices = rss_kib(pids), [], [(user, copy) for user in range(users) for copy in range(per_user)]
+    for start in range(0, len(devices), 200):  # as phones come online
+        batch, openings = devices[start:start + 200], [asyncio.get_running_loop().create_future() for _ in range(200)]
+        tasks += [asyncio.create_task(stream(
+            urls[(user * per_user + copy) % len(urls)] + "/v1/favorites/stream" if ours else urls[0] + "/api/realtime",
+            ours and tokens[user], on_event((user, copy), opened), opened)) for (user, copy), opened in zip(batch, openings)]
+        await asyncio.gather(*openings[:len(batch)])
+        if not ours:
+            await asyncio.gather(*(request(urls[0] + "/api/realtime", "POST", tokens[device[0]], {
+                "clientId": client_ids[device], "subscriptions": ["favorites"]}) for device in batch))
     await asyncio.sleep(2)
-    after = rss_kib(pids)
-
-    held = {}  # user -> item currently favorited (one at a time), for the toggle
-    record_ids = {}
-
-    async def read_held(user):
-        """What an earlier run left the user holding: its first write removes it, so every write changes something."""
-        if side == "ours":
-            status, body = await request(urls[0] + "/v1/favorites/ids?experience=ticketmaster", token=tokens[user])
-            ids = json.loads(body)["itemIds"] if status == 200 else []
-            if ids:
-                held[user] = ids[0]
-        else:
-            status, body = await request(urls[0] + "/api/collections/favorites/records?perPage=10", token=tokens[user])
-            records = json.loads(body)["items"] if status == 200 else []
-            if records:
-                held[user], record_ids[user] = records[0]["item_id"], records[0]["id"]
-        if status != 200:
-            raise RuntimeError("%s: reading user %d's favorites: %d" % (side, user, status))
-
-    for start in range(0, users, 100):
-        await asyncio.gather(*(read_held(user) for user in range(start, min(users, start + 100))))
-
-    order = random.sample(range(users), users)  # 50 writes in flight are by 50 different users
+    after, order = rss_kib(pids), random.sample(range(users), users)  # writes in flight: different users
 
     async def write(number):
         user = order[number % users]
         removing = user in held
         item = held.pop(user) if removing else random.choice(ITEMS)
-        key = ("removed" if removing else "added", item)
-        entry = [None, set(streams_of[user]), []]
-        pending.setdefault((user, key), []).append(entry)
-        if side == "ours":
-            url = urls[number % len(urls)] + "/v1/favorites/ticketmaster/" + item
-            status, _ = await request(url, "DELETE" if removing else "PUT", tokens[user])
-            ok = status in (200, 201, 204)
+        entry = [None, {(user, copy) for copy in range(per_user)}, 0]
+        pending.setdefault((user, "removed" if removing else "added", item), []).append(entry)
+        if ours:
+            await request(urls[number % len(urls)] + "/v1/favorites/ticketmaster/" + item,
+                          "DELETE" if removing else "PUT", tokens[user])
         elif removing:
-            status, _ = await request(urls[0] + "/api/collections/favorites/records/" + record_ids.pop(user), "DELETE",
-                                      tokens[user])
-            ok = status == 204
+            await request(urls[0] + "/api/collections/favorites/records/" + records.pop(user), "DELETE", tokens[user])
         else:
-            status, body = await request(urls[0] + "/api/collections/favorites/records", "POST", tokens[user], {
-                "user": "user%011d" % (user + 1), "experience": "ticketmaster", "item_id": item, "title": item})
-            ok = status == 200
-            if ok:
-                record_ids[user] = json.loads(body)["id"]
-        if not ok:
-            raise RuntimeError("%s write: %d" % (side, status))
-        acknowledged = time.monotonic()
-        entry[0] = acknowledged
-        latencies.extend(0.0 for _ in entry[2])  # events that came before the answer: no wait at all
+            records[user] = (await request(urls[0] + "/api/collections/favorites/records", "POST", tokens[user], {
+                "user": "user%011d" % (user + 1), "experience": "ticketmaster", "item_id": item, "title": item}))["id"]
+        entry[0] = time.monotonic()
+        latencies.extend([0.0] * entry[2])  # events that came before the answer: no wait at all
         if not removing:
             held[user] = item
 
-    writers = []
-    for number in range(writes):
-        writers.append(asyncio.create_task(write(number)))
-        await asyncio.sleep(0.01)
-        if len(writers) >= 50:
-            await asyncio.gather(*writers)
-            writers = []
-    await asyncio.gather(*writers)
+    for start in range(0, writes, 50):  # 100 a second, 50 at most in flight
+        writers = []
+        for number in range(start, min(writes, start + 50)):
+            writers.append(asyncio.create_task(write(number)))
+            await asyncio.sleep(0.01)
+        await asyncio.gather(*writers)
     await asyncio.sleep(5)
-    lost = sum(len(entry[1]) for entries in pending.values() for entry in entries)
-    expected = sum(len(streams_of[user]) * len(entries) for (user, _), entries in pending.items())
     for task in tasks:
         task.cancel()
-    latencies.sort()
+    lost = sum(len(entry[1]) for entries in pending.values() for entry in entries)
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive") if len(latencies) > 1 else [0.0] * 99
+    print("%-11s %8d %9.1f %9.1f %9.1f %12s %11d %14.1f" % (
+        side, len(devices), cuts[49], cuts[98], max(latencies, default=0), "%d/%d" % (lost, per_user * writes),
+        unexpected[0], (after - before) / len(devices)), flush=True)
 
-    def percentile(p):
-        return round(latencies[min(len(latencies) - 1, int(len(latencies) * p))], 1) if latencies else None
 
-    print(json.dumps({
-        "side": side, "streams": len(streams), "users": users, "writes": writes, "events_expected": expected,
-        "events_lost": lost, "events_unexpected": unexpected, "p50_ms": percentile(0.5), "p99_ms": percentile(0.99),
-        "max_ms": round(latencies[-1], 1) if latencies else None, "rss_before_kib": before, "rss_after_kib": after,
-        "kib_per_stream": round((after - before) / len(streams), 1),
-    }))
+async def main(side, urls, tokens, devices, writes, pids):
+    held, records = {}, {}  # user -> the item favorited now (one at a time), and its PocketBase record
+    for per_user in map(int, devices.split()):
+        await measure(side, urls.split(","), open(tokens).read().split(), per_user, int(writes), pids, held, records)
 
 
 if __name__ == "__main__":
-    side, urls, tokens, per_user, writes, pids = sys.argv[1:7]
-    asyncio.run(main(side, urls, tokens, int(per_user), int(writes), pids))
+    asyncio.run(main(*sys.argv[1:7]))
