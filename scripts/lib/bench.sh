@@ -155,16 +155,28 @@ bench_nginx() { # name [http-body]
     bench_start "$1" nginx -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf" -g 'daemon off;'
 }
 
-# The gateway as deployed: deploy/nginx/render's `local` rendering of deploy/nginx/gateway.conf.in (what scripts/stack
-# runs), on free loopback ports, in front of the given upstreams; its access log goes to a file, as the stack's does.
-# Further KEY=VALUE words go to the renderer (REAL_IP_FROM, …). Sets BENCH_URL[name] and waits until it answers.
-bench_start_gateway() { # name auth-service=HOST:PORT catalog-proxy=HOST:PORT favorites-service=HOST:PORT [KEY=VALUE…]
-    local name="$1" dir="$BENCH_WORK/$1" port
+# The gateway as deployed: deploy/nginx/gateway.conf.template with the native stack's values (what scripts/stack
+# renders), on free loopback ports, in front of the given upstreams; its access log goes to a file, as the stack's
+# does. REAL_IP_FROM=ADDRESS trusts that address's X-Real-IP. Sets BENCH_URL[name] and waits until it answers.
+bench_start_gateway() { # name auth-service=HOST:PORT catalog-proxy=HOST:PORT favorites-service=HOST:PORT [REAL_IP_FROM=…]
+    local name="$1" dir="$BENCH_WORK/$1" port peer_port argument
     shift
-    port="$(bench_free_port)" && mkdir -p "$dir"
-    deploy/nginx/render local PID_FILE="$dir/nginx.pid" ERROR_LOG="$dir/error.log" ACCESS_LOG="$dir/access.log" \
-        TEMP_DIR="$dir/temp" LISTEN_PORT="$port" PEER_PORT="$(bench_free_port)" "$@" >"$dir/nginx.conf" ||
-        die "deploy/nginx/render could not render the $name gateway"
+    port="$(bench_free_port)" && peer_port="$(bench_free_port)" && mkdir -p "$dir/temp"
+    (
+        export GATEWAY_HOST=127.0.0.1 GATEWAY_PORT="$port" GATEWAY_PEER_PORT="$peer_port" \
+            GATEWAY_REAL_IP_FROM=unix: GATEWAY_PROBE_LISTEN="unix:$dir/probe.sock" GATEWAY_TEMP_DIR="$dir/temp" \
+            GATEWAY_ERROR_LOG="$dir/error.log" GATEWAY_ACCESS_LOG="$dir/access.log" GATEWAY_SIGNIN_RATE=10r/s \
+            GATEWAY_SIGNIN_BURST=20
+        for argument; do
+            case "$argument" in
+                REAL_IP_FROM=*) export GATEWAY_REAL_IP_FROM="${argument#*=}" ;;
+                *-*=*) export "GATEWAY_$(tr '[:lower:]' '[:upper:]' <<<"${argument%%-*}")_SERVERS=server ${argument#*=} max_fails=0;" ;;
+                *) die "bench_start_gateway: unknown argument $argument" ;;
+            esac
+        done
+        # shellcheck disable=SC2016  # the names, for envsubst
+        envsubst "$(printf '${%s} ' "${!GATEWAY_@}")" <deploy/nginx/gateway.conf.template
+    ) >"$dir/nginx.conf" || die "could not render the $name gateway"
     bench_nginx "$name" && BENCH_URL[$name]="http://127.0.0.1:$port"
     bench_wait_ready "${BENCH_URL[$name]}/v1/favorites/health/live" "$dir/error.log"
 }
