@@ -87,19 +87,9 @@ start_e2e_stack() {
         rm -rf "$E2E_DIR"
     fi
     mkdir -p "$E2E_DIR"
-    # Fast polls and short lifetimes, so the tests see background work at once; per-client limits and the password
-    # queues raised, since the journeys sign dozens of users up and in at once from one address.
-    printf '%s\n' "ERASURE_POLL_SECONDS=1" "REVOCATION_POLL_MS=500" "REFRESH_REUSE_GRACE_SECONDS=2" \
-        "CATALOG_USER_RATE_PER_SECOND=1000" \
-        "CATALOG_USER_UPSTREAM_SHARE_PERCENT=100" \
-        "TICKETMASTER_RATE_PER_SECOND=1000" "RIJKSMUSEUM_RATE_PER_SECOND=1000" \
-        "NYT_BOOKS_CALLS_PER_MINUTE=10000" "NYT_BOOKS_DAILY_QUOTA=1000000" \
-        "CATALOG_SEARCH_TTL_SECONDS=1" "CATALOG_DETAIL_TTL_SECONDS=1" \
-        "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
-        "UPSTREAM_BREAKER_COOLDOWN_SECONDS=2" "MAIL_POLL_MS=100" "MAIL_REQUESTS_PER_CLIENT=100000" "BCRYPT_COST=4" \
-        "SIGNUPS_PER_CLIENT=100000" "BCRYPT_HASH_QUEUE=1000" "BCRYPT_CHECK_QUEUE=10000" \
-        "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$E2E_OTLP_PORT" "OTEL_BSP_SCHEDULE_DELAY=200" \
-        >"$E2E_DIR/service.env"
+    { grep -v '^#' "$E2E_ROOT/scripts/lib/e2e-services.env"
+      printf '%s\n' "UPSTREAM_TIMEOUT_MS=$E2E_UPSTREAM_TIMEOUT_MS" "UPSTREAM_ATTEMPTS=$E2E_UPSTREAM_ATTEMPTS" \
+          "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$E2E_OTLP_PORT"; } >"$E2E_DIR/service.env"
     start_otlp_sink
 
     log_info "starting the end-to-end stack (gateway 127.0.0.1:$E2E_GATEWAY_PORT, state in ${E2E_DIR#"$E2E_ROOT"/})"
