@@ -1,7 +1,5 @@
 # shellcheck shell=bash
-# Shared helpers for scripts/stack, scripts/test and friends. Sourced, never executed.
-#
-# Callers are expected to run with `set -euo pipefail`; nothing here relies on it being off.
+# Shared helpers of the scripts, sourced (callers run with `set -euo pipefail`; nothing here relies on it being off).
 
 if [[ -n "${FAVORITEME_COMMON_SH:-}" ]]; then
     return 0
@@ -11,8 +9,7 @@ FAVORITEME_COMMON_SH=1
 # PostgreSQL 15 binaries live outside PATH on Debian (postgresql-common only links wrappers), so use them directly.
 PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Logging: everything goes to stderr so stdout stays clean for output meant to be read or piped (status table, URLs).
+# Logging goes to stderr, so stdout stays clean for output meant to be read or piped (status table, URLs).
 
 if [[ -t 2 && -z "${NO_COLOR:-}" ]]; then
     _C_RESET=$'\033[0m' _C_BOLD=$'\033[1m' _C_RED=$'\033[31m' _C_YELLOW=$'\033[33m' _C_BLUE=$'\033[34m'
@@ -30,11 +27,7 @@ die() {
     exit 1
 }
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Project layout
-
-# The repository root is two levels above this file (scripts/lib/common.sh); derived from the file rather than from
-# the caller's working directory so scripts work from anywhere, including CI and symlinked checkouts.
+# The repository root, from this file's place (not the working directory), so scripts work from anywhere.
 project_root() {
     local root
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -43,12 +36,6 @@ project_root() {
 }
 
 is_root() { [[ "$(id -u)" -eq 0 ]]; }
-
-# ---------------------------------------------------------------------------------------------------------------------
-# System packages
-#
-# Each logical requirement maps to a check and to the Debian packages that satisfy it. Checks look for the thing we
-# actually use (a header via pkg-config, a binary at its path) rather than asking dpkg, so a hand-built install counts.
 
 # Finds nginx even for normal users, whose PATH usually lacks /usr/sbin.
 nginx_bin() {
@@ -61,7 +48,8 @@ nginx_bin() {
     printf '%s\n' "$candidate"
 }
 
-# The Debian packages that provide each requirement (pkg-config is what the libpq check itself runs).
+# The Debian packages of each requirement. A requirement is checked by what we use (a header, a binary at its path),
+# not by asking dpkg, so a hand-built install counts.
 declare -A _REQUIREMENT_PACKAGES=(
     [libpq-dev]="libpq-dev pkg-config" [postgresql-15]="postgresql-15 postgresql-client-15" [nginx]=nginx
     [curl]=curl [python3]=python3 [python3-venv]="python3 python3-venv" [openssl]=openssl [wrk]=wrk
@@ -94,8 +82,8 @@ _apt_update_once() {
     fi
 }
 
-# ensure_packages REQUIREMENT... (those of _REQUIREMENT_PACKAGES). As root, installs what is missing with apt-get; otherwise prints the exact command to run and fails, because a
-# script that silently half-works without e.g. libpq produces far more confusing errors later.
+# ensure_packages REQUIREMENT…: as root, installs what is missing with apt-get; otherwise prints the command and fails
+# (a script half-working without, say, libpq fails far more confusingly later).
 ensure_packages() {
     local requirement
     local -a missing=()
@@ -122,15 +110,13 @@ ensure_packages() {
     done
 }
 
-# The one build configuration of every script (tests, stack, favme, the quick benchmarks), so that what one builds the
-# others reuse: no debug info, which nothing here reads. (The index store stays: on Linux, test discovery reads it.)
-# scripts/build is `swift build` with these.
+# The one build configuration of every script, so what one builds the others reuse: no debug info, which nothing
+# reads (the index store stays: on Linux, test discovery reads it). scripts/build is `swift build` with these.
 # shellcheck disable=SC2034  # read by the scripts that source this file
 SWIFT_BUILD_FLAGS=(-debug-info-format none)
 
-# Runs the built tests (Swift Testing's arguments: --filter, --skip, --xunit-output FILE, --list-tests). The tests'
-# executable itself rather than `swift test`, which would plan the package again and hold SwiftPM's lock on .build for
-# as long as the tests run: two stages could not test side by side.
+# Runs the built tests' executable (Swift Testing's arguments), not `swift test`, which would plan the package again
+# and hold SwiftPM's lock on .build while the tests run, so two stages could not test side by side.
 run_built_tests() {
     NO_COLOR=1 "$(project_root)/.build/debug/favoriteme-cloudPackageTests.xctest" --testing-library swift-testing "$@"
 }
@@ -141,12 +127,8 @@ ensure_swift() {
         || die "swift is not on PATH; install a Swift 6.2 toolchain (https://swift.org/install) and add its usr/bin to PATH"
 }
 
-# ---------------------------------------------------------------------------------------------------------------------
-# PostgreSQL ownership
-
-# Runs a command as the OS user that owns our PostgreSQL cluster. PostgreSQL refuses to run as root, so as root that
-# is the `postgres` system user (via runuser, which needs no password or PAM session); as anyone else it is that user.
-# Runs from / so tools do not warn about a working directory the postgres user cannot enter.
+# Runs a command as the owner of our PostgreSQL cluster: PostgreSQL refuses root, so as root that is `postgres` (via
+# runuser: no password, no PAM session), run from / so tools do not warn about a directory postgres cannot enter.
 as_postgres_owner() {
     if is_root; then
         id -u postgres >/dev/null 2>&1 || die "there is no 'postgres' system user (install postgresql-15)"
@@ -156,8 +138,7 @@ as_postgres_owner() {
     fi
 }
 
-# Tools made once per machine (Python environments, the generated-client check's build) live outside the clone, in
-# one directory per tool and version, so a new clone reuses them; deleting the directory is always safe.
+# Tools made once per machine live outside the clone, a directory per tool and version (deleting it is always safe).
 TOOL_CACHE="${FAVORITEME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/favoriteme}"
 
 # tool_dir NAME KEY…: the cache directory of a tool, named by a digest of what it is made from.
@@ -174,9 +155,8 @@ venv_dir() {
     tool_dir "venv-$name" "$@"
 }
 
-# ensure_venv NAME PACKAGE==VERSION…: sets VENV to a Python venv holding exactly those PyPI packages, made once per
-# machine. A stamp marks it finished (an interrupted install is made again) and a lock keeps two runs from making it
-# at once.
+# ensure_venv NAME PACKAGE==VERSION…: sets VENV to a venv of exactly those PyPI packages, made once per machine; a
+# stamp marks it finished (an interrupted install is redone), a lock keeps two runs from making it at once.
 ensure_venv() {
     VENV="$(venv_dir "$@")"
     shift
@@ -193,16 +173,14 @@ ensure_venv() {
     ) 8>"$VENV.lock" || exit 1
 }
 
-# The SMTP server of the stack and the tests (scripts/mail-server.py, on PyPI's aiosmtpd). Exports MAIL_PYTHON, the
-# interpreter that runs it, for the tests that start their own.
+# The SMTP server of the stack and the tests (scripts/mail-server.py, on aiosmtpd); MAIL_PYTHON runs it.
 AIOSMTPD_REQUIREMENT="aiosmtpd==1.4.6"
 ensure_mail_server() {
     ensure_venv mail "$AIOSMTPD_REQUIREMENT"
     export MAIL_PYTHON="$VENV/bin/python"
 }
 
-# The OTLP receiver the end-to-end stage exports traces to (scripts/otlp-sink.py, on PyPI's opentelemetry-proto). Sets
-# OTLP_SINK_PYTHON.
+# The OTLP receiver of the end-to-end stage (scripts/otlp-sink.py, on opentelemetry-proto); OTLP_SINK_PYTHON runs it.
 OTLP_PROTO_REQUIREMENT="opentelemetry-proto==1.45.2"
 ensure_otlp_sink() {
     ensure_venv otlp "$OTLP_PROTO_REQUIREMENT"

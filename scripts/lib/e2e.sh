@@ -1,17 +1,9 @@
 # shellcheck shell=bash
 # A throwaway stack for the suites that need the whole system (Tests/EndToEndTests): two replicas of each service
 # behind the gateway, on recorded upstream data, with ports (18xxx) and a state directory of its own, beside any stack
-# you run. Used by scripts/test (journeys, schemathesis, the faults suite) and faults/run (the faults suite only).
+# you run. Used by scripts/test (journeys, schemathesis, the faults suite).
 # Source after scripts/lib/common.sh; call e2e_init first.
-#
-# The services' settings shorten what the suites would otherwise wait for: polling intervals (a logout reaching the
-# other services, an erasure), the catalog's cache lifetimes and upstream timeout and circuit-breaker cooldown (so
-# stale copies and upstream faults show within seconds). The catalog's per-user limit and its per-source upstream
-# rates are lifted: the suites drive one user hard, and the upstream here is the local replay server, which has no
-# limit to protect (those limiters have their own tests in CatalogProxyTests). So is the mail limit per client address
-# (every client here is 127.0.0.1; it has its own tests in AuthServiceTests). Password hashes are real bcrypt at the
-# lowest cost: the journeys sign up dozens of users at once, and at the default cost two cores hash each in seconds.
-# Traces go to a real OTLP receiver (scripts/otlp-sink.py), every 200 ms.
+# Its services' settings, and why: scripts/lib/e2e-services.env.
 
 # Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
 # take ports: a PostgreSQL port there once failed to bind in CI right after the unit tests.
@@ -100,7 +92,7 @@ start_e2e_stack() {
 }
 
 # Runs the tests matching `filter` against the stack, their JUnit report in `report` (scripts/test checks from the
-# reports that every test ran; faults/run checks that this selection did).
+# reports that every test ran).
 run_stack_suite() { # filter report [extra environment…]
     local filter="$1" report="$2" password port
     shift 2

@@ -8,12 +8,12 @@ import Testing
 /// The faults suite: each scenario drives real load through the gateway of the running stack, injects a fault
 /// (a database crash, killed and restarted replicas, a failing upstream, a transaction held open, hostile input),
 /// and then checks the data, not only the status codes. They run one at a time, after the journeys, because each
-/// one breaks the stack the others use (`scripts/test` runs them as a stage of their own; `faults/run` runs only
-/// them). Each prints `fault-report:` lines with its figures, which `faults/run` collects.
-@Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test or faults/run"))
+/// one breaks the stack the others use (`scripts/test` runs them as a stage of their own; `scripts/test --faults`
+/// runs only them). Each prints `fault-report:` lines with its figures, which the run collects.
+@Suite(.serialized, .enabled(if: StackUnderTest.current != nil, "needs the running stack: run scripts/test"))
 enum FaultInjection {
-    /// How long each scenario keeps its load running: `FAULT_LOAD_SECONDS` (the CI run uses the default; `faults/run`
-    /// can run longer).
+    /// How long each scenario keeps its load running: `FAULT_LOAD_SECONDS` (the CI run uses the default; `scripts/test
+    /// --faults` runs 20 s).
     static let loadSeconds: Int = {
         Int(ProcessInfo.processInfo.environment["FAULT_LOAD_SECONDS"] ?? "").map { max(3, $0) } ?? 6
     }()
