@@ -2,7 +2,7 @@
 # A throwaway stack for the suites that need the whole system (Tests/EndToEndTests): two replicas of each service
 # behind the gateway, on recorded upstream data, with ports (18xxx) and a state directory of its own, beside any stack
 # you run. Used by scripts/test (journeys, schemathesis, the faults suite).
-# Source after scripts/lib/common.sh; call e2e_init first.
+# Source after scripts/lib/common.sh and set E2E_ROOT, E2E_DIR (its state) and E2E_BIN_DIR.
 # Its services' settings, and why: scripts/lib/e2e-services.env.
 
 # Below the ephemeral port range (32768-60999), where the unit tests' throwaway clusters and outgoing connections
@@ -20,12 +20,6 @@ E2E_UPSTREAM_ATTEMPTS=2
 # limit of sign-ins is raised (BadInputTests still floods past it).
 E2E_SIGNIN_RATE=50r/s
 E2E_SIGNIN_BURST=200
-
-e2e_init() { # project-root state-directory bin-directory
-    E2E_ROOT="$1"
-    E2E_DIR="$2"
-    E2E_BIN_DIR="$3"
-}
 
 # The environment that makes scripts/stack manage this stack instead of the default one.
 e2e_stack_env() {
