@@ -10,29 +10,32 @@ import Postgres
 public actor TestPostgres {
     public static let shared = TestPostgres()
 
-    /// The superuser connection string of the server in use, once known.
-    private var adminConnectionString: String?
+    /// The superuser connection string of the server in use, found or started once (a task: concurrent first callers
+    /// all await the one start).
+    private var server: Task<String, any Error>?
     /// Template database per distinct set of migrations, built once per process. A task, not a name, because the
     /// actor is re-entrant: concurrent tests asking for the same template must all await the one build.
     private var templates: [String: Task<String, any Error>] = [:]
     private var counter = 0
 
     /// The connection string of a role allowed to create databases.
-    public func adminURL() throws -> String {
-        if let adminConnectionString { return adminConnectionString }
-        let url: String
-        if let given = ProcessInfo.processInfo.environment["DATABASE_URL"], !given.isEmpty {
-            url = given
-        } else {
-            url = try TestCluster.create().connectionString
+    public func adminURL() async throws -> String {
+        if let server { return try await server.value }
+        let started = Task<String, any Error> {
+            if let given = ProcessInfo.processInfo.environment["DATABASE_URL"], !given.isEmpty { return given }
+            // initdb and the server's start block for seconds: on a thread of their own, not on the cooperative pool
+            // every test shares (two threads on two cores), where other tests' timeouts would run out meanwhile.
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread { continuation.resume(with: Result { try TestCluster.create().connectionString }) }
+            }
         }
-        adminConnectionString = url
-        return url
+        server = started
+        return try await started.value
     }
 
     /// A new database for one test: a copy of a template to which `migrators` were applied.
     public func database(migrators: [Migrator] = []) async throws -> TestDatabase {
-        let admin = try adminURL()
+        let admin = try await adminURL()
         let template = try await template(for: migrators, admin: admin)
         counter += 1
         let name = "test_\(getpid())_\(counter)"
