@@ -360,8 +360,10 @@ WITH decision AS MATERIALIZED (
                'experience', kept.experience, 'itemId', kept.item_id, 'title', kept.title, 'subtitle', kept.subtitle,
                'imageURL', kept.image_url, 'price', kept.price, 'rating', kept.rating, 'localDate', kept.local_date,
                'localTime', kept.local_time, 'rank', kept.rank, 'facts', kept.facts, 'written', kept.written,
-               'item', kept.item), 'favoritedAt', extract(epoch FROM kept.favorited_at)) END AS kept_favorite,
-           earlier.event_type, earlier.schema_version, earlier.data::text AS earlier_data, earlier.recorded_at
+               'item', kept.item), 'favoritedAt', extract(epoch FROM kept.favorited_at), 'version', kept.version)
+           END AS kept_favorite,
+           earlier.event_type, earlier.schema_version, earlier.data::text AS earlier_data, earlier.recorded_at,
+           earlier.version AS earlier_version
       FROM (SELECT coalesce(max(version), 0) AS version FROM events WHERE stream_id = ('bench-' || :u)::text) AS head
       LEFT JOIN events AS earlier ON false AND earlier.event_id = md5(:u || '-' || :r)::uuid
                                  AND earlier.stream_id = ('bench-' || :u)::text
@@ -383,7 +385,8 @@ WITH decision AS MATERIALIZED (
            NULL, NULL, NULL, false, now(), next_version, NULL
       FROM decision WHERE outcome = 'added'
 )
-SELECT outcome, title_holder, kept_favorite::text, event_type, schema_version, earlier_data, recorded_at FROM decision
+SELECT outcome, title_holder, kept_favorite::text, event_type, schema_version, earlier_data, recorded_at,
+       earlier_version, next_version FROM decision
 SQL
 }
 

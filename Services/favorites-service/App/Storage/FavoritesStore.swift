@@ -16,10 +16,10 @@ struct FavoritesStore: Sendable {
         stream.hasPrefix("user-") ? UUID(uuidString: String(stream.dropFirst(5))) : nil
     }
 
-    /// The columns ``favorite(_:)`` reads, in its order.
+    /// The columns ``stored(_:)`` reads, in its order.
     static let columns: StaticString = """
         experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time, rank,
-        facts::text, written, item::text
+        facts::text, written, item::text, version
         """
 
     // MARK: Writes (see FavoritesWriteStatements)
@@ -28,31 +28,31 @@ struct FavoritesStore: Sendable {
     /// anything else is asked.
     func earlierEvent(_ id: UUID, of user: UUID) async throws -> EarlierEvent? {
         let rows = try await pool.query("""
-            SELECT event_type, schema_version, data::text, recorded_at FROM events
+            SELECT event_type, schema_version, data::text, recorded_at, version FROM events
              WHERE event_id = \(id) AND stream_id = \(Self.stream(of: user))
             """, prepare: true).rows
         return try rows.first.flatMap { try Self.earlierEvent($0, at: 0) }
     }
 
-    /// An event's type, schema version, data and time, from column `first` on (all NULL: no event).
+    /// An event's type, schema version, data, time and version, from column `first` on (all NULL: no event).
     static func earlierEvent(_ row: PostgresRow, at first: Int) throws -> EarlierEvent? {
         guard let type = try row.decode(String?.self, at: first) else { return nil }
         let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, at: first + 1),
                                                      row.decode(String.self, at: first + 2),
                                                      row.decode(Date.self, at: first + 3))
         return EarlierEvent(event: FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)),
-                            recordedAt: recordedAt)
+                            recordedAt: recordedAt, version: try row.decode(Int64.self, at: first + 4))
     }
 
     // MARK: Reads
 
     /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, those whose title
-    /// (or a card's fact) contains `text` when one is given, each with the version of the event that added it (for the
-    /// next cursor). Keyset pagination: each page starts where the last one ended, whatever was added or removed in
+    /// (or a card's fact) contains `text` when one is given, each with what its columns say (for the next cursor).
+    /// Keyset pagination: each page starts where the last one ended, whatever was added or removed in
     /// between. Items without the value sorted on come last, by id.
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
                      limit: Int, on connection: isolated PostgresConnection) async throws
-        -> [(stored: StoredFavorite, version: Int64)]
+        -> [(stored: StoredFavorite, columns: FavoriteSnapshot)]
     {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
@@ -72,14 +72,14 @@ struct FavoritesStore: Sendable {
                      "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\") NULLS LAST, item_id")
         }
         let result = try await connection.query("""
-            SELECT \(raw: columns), version FROM favorites
+            SELECT \(raw: columns) FROM favorites
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, at: 14)) }
+        return try result.rows.map(stored)
     }
 
-    /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
+    /// An event's "when" as ``FavoriteSnapshot/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
     /// `date` order spells the same expression.
     private static let whenColumn: StaticString = "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\")"
 
@@ -139,23 +139,21 @@ struct FavoritesStore: Sendable {
         }
     }
 
-    /// A row of ``columns``: its item as stored. A favorite recorded before items were kept (`item` NULL) gets the
-    /// one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
-    static func stored(_ row: PostgresRow) throws -> StoredFavorite {
+    /// A row of ``columns``: the favorite, its item as stored, and what the columns say. A favorite recorded before
+    /// items were kept (`item` NULL) gets the one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
+    static func stored(_ row: PostgresRow) throws -> (stored: StoredFavorite, columns: FavoriteSnapshot) {
         let (experience, itemId, title, subtitle, imageURL, price, rating, at, localDate, localTime) =
             try row.decode((String, String, String, String?, String?, Double?, Double?, Date, String?, String?).self)
         let rank = try row.decode(Int?.self, at: 10)
         let facts = try row.decode(String?.self, at: 11).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
         let written = try row.decode(Bool.self, at: 12)
-        let favorite = Favorite(
-            experience: ExperienceID(rawValue: experience), itemId: itemId, title: title, subtitle: subtitle,
-            imageURL: imageURL, price: price, rating: rating, localDate: localDate, localTime: localTime, rank: rank,
-            facts: facts, writtenByUser: written ? true : nil, favoritedAt: at)
-        guard let item = try row.decode(String?.self, at: 13) else {
-            let rebuilt = String(decoding: try cellEncoder.encode(FavoriteSnapshot(favorite).cellItem), as: UTF8.self)
-            return StoredFavorite(favorite: favorite, item: rebuilt)
-        }
-        return StoredFavorite(favorite: favorite, item: item)
+        let columns = FavoriteSnapshot(
+            experience: experience, itemId: itemId, title: title, subtitle: subtitle, imageURL: imageURL, price: price,
+            rating: rating, localDate: localDate, localTime: localTime, rank: rank, facts: facts,
+            written: written ? true : nil)
+        let item = try row.decode(String?.self, at: 13)
+            ?? String(decoding: try cellEncoder.encode(columns.cellItem), as: UTF8.self)
+        return (StoredFavorite(item: item, favoritedAt: at, version: try row.decode(Int64.self, at: 14)), columns)
     }
 
     /// As writes keep the `item` column (``PostgresJSON``): sorted keys, ISO 8601 dates.
