@@ -86,7 +86,8 @@ extension EndToEnd {
             let recent = try await Self.favorites(app, "experience=ticketmaster&sort=recent")
             #expect(recent.map(\.item.id) == events.prefix(4).map(\.id).reversed())
             #expect(recent.map(\.item.id) != listed.map(\.item.id))
-            #expect(try await Self.favorites(app, "experience=ticketmaster&sort=date").map(\.item.id) == listed.map(\.item.id))
+            #expect(try await Self.favorites(app, "experience=ticketmaster&sort=date").map(\.item.id)
+                == listed.map(\.item.id))
             // One at a time, by cursor: the same order.
             var paged: [String] = []
             var cursor: String?
@@ -117,7 +118,8 @@ extension EndToEnd {
             #expect(byPrice.map(\.item.id) == catalogOrder)  // the same order as the catalog's
             let byPriceDown = try await Self.favorites(app, "experience=mobiles&sort=price-desc")
             #expect(byPriceDown.map(\.item.id) == byPrice.map(\.item.id).reversed())
-            let byRating = try await Self.favorites(app, "experience=mobiles&sort=rating-desc").compactMap(\.item.phone?.rating)
+            let byRating = try await Self.favorites(app, "experience=mobiles&sort=rating-desc")
+                .compactMap(\.item.phone?.rating)
             #expect(byRating == byRating.sorted(by: >) && byRating.count == 3)
             #expect(try await app.send(.DELETE, "/v1/favorites/mobiles/\(byPrice[0].item.id)").status == .noContent)
             #expect(try await Self.favorites(app, "experience=mobiles&sort=price-asc").map(\.item.id)
@@ -236,7 +238,8 @@ extension EndToEnd {
             let saved = try await Self.favorites(device, "experience=bestsellers")
             #expect(saved.map(\.item.id) == books.prefix(3).reversed().map(\.id))
             #expect(saved.allSatisfy { $0.item.book?.rank != nil && $0.item.subtitle != nil })
-            let detail = try await device.get("/v1/catalog/bestsellers/items/\(saved[0].item.id)").decode(CatalogItem.self)
+            let detail = try await device.get("/v1/catalog/bestsellers/items/\(saved[0].item.id)")
+                .decode(CatalogItem.self)
             #expect(detail.book?.isbn13 == saved[0].item.id)
         }
     }

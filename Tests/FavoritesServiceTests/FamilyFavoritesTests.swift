@@ -84,7 +84,8 @@ import Testing
             let written = try await Self.writeCard(api, draft, as: ana)
             #expect(written.status == .created)
             let card = try written.decode(Favorite.self)
-            #expect(card.item.card == CardFacts(facts: draft.facts, writtenByUser: true) && card.item.title == "Quick Sort")
+            #expect(card.item.card == CardFacts(facts: draft.facts, writtenByUser: true))
+            #expect(card.item.title == "Quick Sort")
             #expect(card.item.id.hasPrefix("own-") && card.item.experience == .flashcards)
 
             // The same title, another case and spaces: refused, written or saved, either way round.
@@ -125,8 +126,10 @@ import Testing
             }
 
             // Searched by title and by fact.
-            #expect(try await Self.page(api, "experience=flashcards&q=QUICK", as: ana).items.map(\.item.id) == [card.item.id])
-            #expect(try await Self.page(api, "experience=flashcards&q=pivot", as: ana).items.map(\.item.id) == [card.item.id])
+            #expect(try await Self.page(api, "experience=flashcards&q=QUICK", as: ana).items.map(\.item.id)
+                == [card.item.id])
+            #expect(try await Self.page(api, "experience=flashcards&q=pivot", as: ana).items.map(\.item.id)
+                == [card.item.id])
             #expect(try await Self.page(api, "experience=flashcards&q=%25", as: ana).items.isEmpty)
 
             // Deleted like any favorite.

@@ -259,7 +259,8 @@ extension FavoriteChange {
         switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion, data: Data(event.data.utf8)) {
         case .added(let item), .cardWritten(let item):
             self.init(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
-                      itemId: item.itemId, at: event.recordedAt, favorite: Favorite(item, favoritedAt: event.recordedAt, version: event.version))
+                      itemId: item.itemId, at: event.recordedAt,
+                      favorite: Favorite(item, favoritedAt: event.recordedAt, version: event.version))
         case .removed(let experience, let itemId):
             self.init(version: event.version, kind: .removed, experience: experience, itemId: itemId,
                       at: event.recordedAt)

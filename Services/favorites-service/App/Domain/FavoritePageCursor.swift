@@ -47,7 +47,8 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
     /// without one).
     var price: Double?
     var rating: Double?
-    /// `date`: the last item's "when" (``FavoriteSnapshot/when``; `nil`: the list had reached the items without a date).
+    /// `date`: the last item's "when" (``FavoriteSnapshot/when``; `nil`: the list had reached the items without a
+    /// date).
     var when: String?
     /// The last item's id: the tie-breaker.
     var itemId: String

@@ -11,7 +11,8 @@ struct FavoriteReport: Sendable, Equatable {
         case countFirst = "count-first"
         case limitReached = "limit-reached"
         case titleTaken = "title-taken"
-        /// The item was a favorite already; a keyed request recorded the answer (``FavoriteEvent/confirmed(_:favoritedAt:version:)``).
+        /// The item was a favorite already; a keyed request recorded the answer
+        /// (``FavoriteEvent/confirmed(_:favoritedAt:version:)``).
         case confirmed
         /// The item was a favorite already; nothing was written.
         case existing

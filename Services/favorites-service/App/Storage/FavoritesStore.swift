@@ -79,8 +79,8 @@ struct FavoritesStore: Sendable {
         return try result.rows.map(stored)
     }
 
-    /// An event's "when" as ``FavoriteSnapshot/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
-    /// `date` order spells the same expression.
+    /// An event's "when" as ``FavoriteSnapshot/when`` computes it, compared byte by byte (ISO 8601 text in time
+    /// order); the `date` order spells the same expression.
     private static let whenColumn: StaticString = "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\")"
 
     /// After (`when`, `itemId`) soonest first, dated rows before the rest.
