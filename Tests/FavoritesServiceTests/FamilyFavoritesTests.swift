@@ -133,7 +133,7 @@ import Testing
             #expect(try await Self.page(api, "experience=flashcards&q=%25", as: ana).items.isEmpty)
 
             // Deleted like any favorite.
-            #expect(try await api.call(.delete, "/v1/favorites/flashcards/\(card.itemId)", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/v1/favorites/flashcards/\(card.item.id)", as: ana).status == .noContent)
             #expect(try await Self.page(api, "experience=flashcards&q=quick", as: ana).items.isEmpty)
             // Cards are written only where the experience has them.
             var headers: HTTPFields = [.authorization: "Bearer \(ana.token)", .contentType: "application/json"]

@@ -30,7 +30,7 @@ final class StandInServer: @unchecked Sendable {
         withState { state in
             for favorite in favorites {
                 state.changes.append(FavoriteChange(version: Int64(state.changes.count + 1), kind: .added,
-                                                    experience: favorite.experience, itemId: favorite.itemId,
+                                                    experience: favorite.item.experience, itemId: favorite.item.id,
                                                     at: favorite.favoritedAt, favorite: favorite))
             }
         }
