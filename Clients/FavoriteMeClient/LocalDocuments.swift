@@ -11,12 +11,13 @@ struct QueuedWrite: Codable, Sendable, Equatable {
         case sent(answer: Favorite?)
 
         // Earlier versions also had `parked` (given up on after failing too often): such a write is read as waiting,
-        // in its place in the queue, and is sent in its turn.
+        // in its place in the queue, and is sent in its turn. An answer in the favorite's earlier shape (before it
+        // was its item, time and version) is dropped, not the queue: the next sync brings the favorite.
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             if container.contains(.sent) {
                 let answer = try container.nestedContainer(keyedBy: SentCodingKeys.self, forKey: .sent)
-                self = .sent(answer: try answer.decodeIfPresent(Favorite.self, forKey: .answer))
+                self = .sent(answer: try? answer.decodeIfPresent(Favorite.self, forKey: .answer))
             } else {
                 self = .waiting
             }
@@ -64,6 +65,10 @@ struct NewerDocumentFormat: Error, CustomStringConvertible {
     var description: String { "format \(found), newer than this version's \(known)" }
 }
 
+/// A synced copy or journal written before favorites took their present shape (their item, time and version): it is
+/// only a copy of the server's, so it is dropped and synced again, never set aside as damaged.
+struct OlderFormat: Error {}
+
 /// The user's queue, versioned. Format 1 is this one; a document without a format is the single file of earlier
 /// versions (`{"owner", "pending", "syncedVersion", "favorites"}`), whose `pending` writes are taken as waiting.
 struct QueueDocument: Codable, Sendable, Equatable {
@@ -91,9 +96,11 @@ struct QueueDocument: Codable, Sendable, Equatable {
     }
 }
 
-/// The favorites as last synced, versioned like ``QueueDocument`` (the earlier single file has `syncedVersion`).
+/// The favorites as last synced, versioned like ``QueueDocument``. Format 2: favorites of their present shape
+/// (``Favorite``: item, time, version). A copy of an earlier format (1, or the earlier single file without one) holds
+/// favorites of an earlier shape: it is read as ``OlderFormat``, and dropped (see ``Outbox/loadCopy(of:reporting:)``).
 struct FavoritesDocument: Codable, Sendable, Equatable {
-    static let format = 1
+    static let format = 2
     /// The position in the user's changes feed (`since` for the next sync).
     var version: Int64 = 0
     /// By experience, then item id.
@@ -103,16 +110,14 @@ struct FavoritesDocument: Codable, Sendable, Equatable {
 
     init() {}
 
-    private enum CodingKeys: String, CodingKey { case format, version, favorites, folded, syncedVersion }
+    private enum CodingKeys: String, CodingKey { case format, version, favorites, folded }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        favorites = try container.decodeIfPresent([String: [String: Favorite]].self, forKey: .favorites) ?? [:]
-        guard let format = try container.decodeIfPresent(Int.self, forKey: .format) else {
-            version = try container.decodeIfPresent(Int64.self, forKey: .syncedVersion) ?? 0
-            return
-        }
+        let format = try container.decodeIfPresent(Int.self, forKey: .format) ?? 0
         guard format <= Self.format else { throw NewerDocumentFormat(found: format, known: Self.format) }
+        guard format == Self.format else { throw OlderFormat() }
+        favorites = try container.decodeIfPresent([String: [String: Favorite]].self, forKey: .favorites) ?? [:]
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         folded = try container.decodeIfPresent([UUID].self, forKey: .folded) ?? []
     }
@@ -131,7 +136,7 @@ struct FavoritesDocument: Codable, Sendable, Equatable {
         case .favorite(let experience, let itemId):
             if let answer { favorites[experience.rawValue, default: [:]][itemId] = answer }
         case .writeCard(let experience, _):
-            if let answer { favorites[experience.rawValue, default: [:]][answer.itemId] = answer }
+            if let answer { favorites[experience.rawValue, default: [:]][answer.item.id] = answer }
         case .unfavorite(let experience, let itemId):
             favorites[experience.rawValue]?[itemId] = nil
         case .clear(let experience):
@@ -162,7 +167,8 @@ struct FavoritesDocument: Codable, Sendable, Equatable {
 /// Replaying an entry twice changes nothing (each change sets or removes an item), so a crash between saving a
 /// compacted copy and emptying the journal loses nothing and adds nothing.
 struct JournalEntry: Codable, Sendable, Equatable {
-    static let format = 1
+    /// Format 2: favorites of their present shape; an entry of an earlier format is read as ``OlderFormat``.
+    static let format = 2
     /// The sync started again from the beginning of the feed (the copy was not of this account's log): the copy
     /// was emptied before these changes.
     var restart = false
@@ -185,6 +191,7 @@ struct JournalEntry: Codable, Sendable, Equatable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let format = try container.decode(Int.self, forKey: .format)
         guard format <= Self.format else { throw NewerDocumentFormat(found: format, known: Self.format) }
+        guard format == Self.format else { throw OlderFormat() }
         restart = try container.decodeIfPresent(Bool.self, forKey: .restart) ?? false
         changes = try container.decodeIfPresent([FavoriteChange].self, forKey: .changes) ?? []
         version = try container.decode(Int64.self, forKey: .version)

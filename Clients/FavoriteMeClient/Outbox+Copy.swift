@@ -25,16 +25,21 @@ struct JournalState: Sendable {
 extension Outbox {
     /// The synced copy of `user`: the saved copy with the journal replayed on top. A journal that cannot be read is
     /// set aside like any damaged document: the copy is then as of its last compaction, and the next sync brings
-    /// what the journal had from the server again.
+    /// what the journal had from the server again. A copy or journal of an earlier format (``OlderFormat``: favorites
+    /// of an earlier shape) is dropped instead: the copy starts empty, is saved so at once (the journal emptied), and
+    /// the next sync, from the beginning of the feed, brings every favorite in the present shape.
     func loadCopy(of user: UUID, reporting reports: inout [LocalEvent]) throws(FavoriteMeError)
         -> (FavoritesDocument, JournalState)
     {
         var state = JournalState()
         var copy = FavoritesDocument()
+        let older = (FavoritesDocument(), JournalState(needsCompaction: true))
         if let data = try read(.favorites, of: user) {
             do {
                 copy = try JSONCoding.decoder.decode(FavoritesDocument.self, from: data)
                 state.copyBytes = data.count
+            } catch is OlderFormat {
+                return older
             } catch {
                 try setAside(.favorites, of: user, because: error, reporting: &reports)
             }
@@ -45,6 +50,8 @@ extension Outbox {
             for entry in entries { copy.replay(entry) }
             state.journalBytes = journal.count
             state.needsCompaction = journal.last != UInt8(ascii: "\n") && !journal.isEmpty
+        } catch is OlderFormat {
+            return older
         } catch {
             try setAside(.journal, of: user, because: error, reporting: &reports)
         }

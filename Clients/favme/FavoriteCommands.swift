@@ -23,7 +23,7 @@ struct Fav: FavmeCommand {
         switch try await context.client.favorite(id, in: experience) {
         case .done(let favorite):
             try context.output.show(favorite) {
-                "favorited \(favorite.itemId) — \(Table.shorten(favorite.title, to: 60))"
+                "favorited \(favorite.item.id) — \(Table.shorten(favorite.item.title, to: 60))"
             }
         case .queued(let write):
             try context.output.show(QueuedDocument(queued: WriteView(write))) { queuedLine(write) }
@@ -122,7 +122,7 @@ struct FavoritesList: FavmeCommand {
         Console.error("favme: could not reach \(context.server.absoluteString) (\(detail)); "
             + "showing the favorites as last synced")
         var favorites = await context.client.syncedFavorites(in: experience)
-        if let query { favorites = favorites.filter { $0.title.localizedCaseInsensitiveContains(query) } }
+        if let query { favorites = favorites.filter { $0.item.title.localizedCaseInsensitiveContains(query) } }
         if let limit { favorites = Array(favorites.prefix(max(limit, 0))) }
         let pending = await context.client.pendingWrites().map(WriteView.init).filter { $0.experience == experience }
         var text = favorites.isEmpty ? "no \(experience) favorites synced"
@@ -193,7 +193,7 @@ struct Watch: FavmeCommand {
         switch change.kind {
         case .added:
             "+ \(change.experience) \(change.itemId ?? "")"
-                + (change.favorite.map { " — " + Table.shorten($0.title, to: 60) } ?? "")
+                + (change.favorite.map { " — " + Table.shorten($0.item.title, to: 60) } ?? "")
         case .removed: "- \(change.experience) \(change.itemId ?? "")"
         case .cleared: "cleared \(change.experience)"
         }

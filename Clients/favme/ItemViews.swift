@@ -50,29 +50,15 @@ enum ItemViews {
         }
     }
 
-    /// The favorites list, with when each was added.
+    /// The favorites list, each drawn as its item is in search results, with when it was added.
     static func table(_ favorites: [Favorite], kind: ItemKind?) -> String {
-        var columns = [Table.Column(title: "ID", maxWidth: 24), Table.Column(title: "TITLE", maxWidth: 48),
-                       Table.Column(title: "SUBTITLE", maxWidth: 32)]
-        switch kind {
-        case .event?: columns += [Table.Column(title: "WHEN", maxWidth: 16), Table.Column(title: "FROM", maxWidth: 10)]
-        case .phone?: columns += kindColumns(kind)
-        case .book?: columns += [Table.Column(title: "RANK", maxWidth: 4)]
-        case .card?: columns += kindColumns(kind)
-        default: break
-        }
-        var table = Table(columns + [Table.Column(title: "ADDED", maxWidth: 10)])
+        var table = Table([Table.Column(title: "ID", maxWidth: 24), Table.Column(title: "TITLE", maxWidth: 48),
+                           Table.Column(title: "SUBTITLE", maxWidth: 32)]
+                          + kindColumns(kind) + [Table.Column(title: "ADDED", maxWidth: 10)])
         for favorite in favorites {
-            var cells = [favorite.itemId, favorite.title, favorite.subtitle ?? ""]
-            switch kind {
-            case .event?: cells += [Format.localWhen(date: favorite.localDate, time: favorite.localTime),
-                                    Format.number(favorite.price)]
-            case .phone?: cells += [Format.number(favorite.price), Format.number(favorite.rating)]
-            case .book?: cells += [favorite.rank.map(String.init) ?? ""]
-            case .card?: cells += [favorite.facts.map { String($0.count) } ?? ""]
-            default: break
-            }
-            table.add(cells + [Format.date(favorite.favoritedAt)])
+            let item = favorite.item
+            table.add([item.id, item.title, item.subtitle ?? ""] + kindCells(item, kind: kind)
+                      + [Format.date(favorite.favoritedAt)])
         }
         return table.render()
     }

@@ -90,7 +90,7 @@ struct SyncDocument: Encodable {
                 : "\(changes.count) change\(changes.count == 1 ? "" : "s") applied:")
             lines += changes.map { change in
                 switch change.kind {
-                case .added: "  + \(change.experience) \(change.itemId ?? "")  \(change.favorite?.title ?? "")"
+                case .added: "  + \(change.experience) \(change.itemId ?? "")  \(change.favorite?.item.title ?? "")"
                 case .removed: "  - \(change.experience) \(change.itemId ?? "")"
                 case .cleared: "  × \(change.experience) (cleared)"
                 }

@@ -103,7 +103,14 @@ public struct BookFacts: Codable, Sendable, Hashable {
 /// What a flash card adds: the facts on its back.
 public struct CardFacts: Codable, Sendable, Hashable {
     public var facts: [String]
-    public init(facts: [String]) { self.facts = facts }
+    /// A card the user wrote (`POST /v1/favorites/cards`), found only among their favorites; absent (false) for the
+    /// catalog's cards.
+    public var writtenByUser: Bool?
+
+    public init(facts: [String], writtenByUser: Bool? = nil) {
+        self.facts = facts
+        self.writtenByUser = writtenByUser
+    }
 }
 
 /// What an event adds (Ticketmaster).

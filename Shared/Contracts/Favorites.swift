@@ -1,60 +1,37 @@
 import Foundation
 
-/// One favorite, with the snapshot of the item taken when it was favorited: enough to draw the cell of the Favorites
-/// tab without asking the catalog.
+/// One favorite: the item as it was when favorited, when that was, and its place in the user's log. Nothing else, so
+/// nothing is said twice.
 ///
-/// `item` is that snapshot in the catalog's own shape (``CatalogItem``, as a list cell shows it: list-sized image, the
-/// kind's facts), so an app draws a favorite with the same cell as a catalog item. The flat fields beside it are the
-/// ones lists sort and filter on, kept for clients written before `item`.
+/// `item` is the snapshot in the catalog's own shape (``CatalogItem``, as a list cell shows it: list-sized image, the
+/// kind's facts), taken when the item was favorited and never refreshed: an app draws a favorite with the same cell as
+/// a catalog item, without asking the catalog. A card the user wrote is an item too (its ``CardFacts/writtenByUser``
+/// says so).
 public struct Favorite: Codable, Sendable, Hashable, Identifiable {
-    public var experience: ExperienceID
-    public var itemId: String
-    public var title: String
-    public var subtitle: String?
-    public var imageURL: String?
-    /// The lowest price the source listed, when it lists prices (sortable).
-    public var price: Double?
-    /// The source's rating, when it has one (sortable).
-    public var rating: Double?
-    /// Events: the day at the venue (`yyyy-MM-dd`) and the time there (`HH:mm:ss`, absent when not announced), as the
-    /// catalog gave them, so the Favorites tab can show when an event is without asking the catalog.
-    public var localDate: String?
-    public var localTime: String?
-    /// Books: the rank on the list it was saved from.
-    public var rank: Int?
-    /// Cards: the facts on the back.
-    public var facts: [String]?
-    /// A card the user wrote (not saved from the catalog); absent (false) otherwise.
-    public var writtenByUser: Bool?
+    public var item: CatalogItem
     public var favoritedAt: Date
-    /// The item as the catalog served it for a list cell when it was favorited (for favorites saved before the
-    /// server kept it, what the flat fields say, in the same shape). Always sent by the server; optional here so that
-    /// an answer from an older server still decodes.
-    public var item: CatalogItem?
+    /// The version of the event that added it in the user's stream (the `version` of its `added` change in the
+    /// changes feed): an item favorited again after being removed gets a higher one.
+    public var version: Int64
 
-    public init(experience: ExperienceID, itemId: String, title: String, subtitle: String?, imageURL: String?,
-                price: Double?, rating: Double?, localDate: String? = nil, localTime: String? = nil, rank: Int? = nil,
-                facts: [String]? = nil, writtenByUser: Bool? = nil, favoritedAt: Date, item: CatalogItem? = nil) {
-        self.experience = experience
-        self.itemId = itemId
-        self.title = title
-        self.subtitle = subtitle
-        self.imageURL = imageURL
-        self.price = price
-        self.rating = rating
-        self.localDate = localDate
-        self.localTime = localTime
-        self.rank = rank
-        self.facts = facts
-        self.writtenByUser = writtenByUser
-        self.favoritedAt = favoritedAt
+    public init(item: CatalogItem, favoritedAt: Date, version: Int64) {
         self.item = item
+        self.favoritedAt = favoritedAt
+        self.version = version
     }
-}
 
-extension Favorite {
-    /// The item's id: unique within an experience, like ``CatalogItem/id`` (a list shows one experience).
-    public var id: String { itemId }
+    /// The item's identity: its id is unique within its experience only (like ``CatalogItem/id``).
+    public struct ID: Hashable, Sendable {
+        public var experience: ExperienceID
+        public var itemId: String
+
+        public init(experience: ExperienceID, itemId: String) {
+            self.experience = experience
+            self.itemId = itemId
+        }
+    }
+
+    public var id: ID { ID(experience: item.experience, itemId: item.id) }
 }
 
 /// `POST /v1/favorites/cards?experience=`: a card the user writes, kept among their favorites.

@@ -56,9 +56,13 @@ public final class RawConnection: Sendable {
             let text = String(decoding: received, as: UTF8.self)
             if markers.contains(where: text.contains) { break }
             var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, 100) >= 0 else { break }
+            // A signal (a test's child exiting) interrupts poll and recv: that is no answer and no close.
+            let polled = poll(&ready, 1, 100)
+            if polled < 0, errno == EINTR { continue }
+            guard polled >= 0 else { break }
             guard ready.revents != 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
             if count <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received += buffer.prefix(count)
         }

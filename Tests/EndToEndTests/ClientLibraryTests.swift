@@ -47,10 +47,10 @@ extension EndToEnd {
                 Issue.record("the favorite was queued while online")
                 return
             }
-            #expect(favorite.itemId == item.id)
+            #expect(favorite.item.id == item.id && favorite.item.experience == experience && favorite.version >= 1)
             #expect(await app.hearts(in: experience) == [item.id])
             #expect(try await app.favoriteIDs(in: experience).itemIds == [item.id])
-            #expect(try await app.favorites(in: experience).items.map(\.itemId) == [item.id])
+            #expect(try await app.favorites(in: experience).items.map(\.item.id) == [item.id])
             #expect(try await app.item(item.id, in: experience).id == item.id)
 
             try await app.unfavorite(item.id, in: experience)
@@ -94,7 +94,7 @@ extension EndToEnd {
                 return
             }
             try await app.favorite("2", in: .mobiles)
-            ghost.itemId = "3"  // a favorite only the stale copy has
+            ghost.item.id = "3"  // a favorite only the stale copy has
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
             let ahead = try encoder.encode(AheadCopy(version: 999, favorites: ["mobiles": ["3": ghost]]))
@@ -104,7 +104,7 @@ extension EndToEnd {
             let restored = try Self.client(stack.gateway, tokens: tokens, local: local, log: log)
             let report = try await restored.syncFavorites()
             #expect(report.changes.compactMap(\.itemId) == ["1", "2"])
-            #expect(Set(await restored.syncedFavorites(in: .mobiles).map(\.itemId)) == ["1", "2"])
+            #expect(Set(await restored.syncedFavorites(in: .mobiles).map(\.item.id)) == ["1", "2"])
             #expect(log.count("GET /v1/favorites/changes") == 2)  // refused at 999, then read from 0
         }
 
@@ -276,7 +276,7 @@ extension EndToEnd {
 
 /// A synced copy as a device might hold it (the client's document format 1).
 private struct AheadCopy: Encodable {
-    var format = 1
+    var format = 2
     var version: Int64
     var favorites: [String: [String: Favorite]]
 }

@@ -113,7 +113,7 @@ extension EndToEnd {
                 Issue.record("a write made during a flush, online, was left queued")
                 return
             }
-            #expect(third.itemId == "3")
+            #expect(third.item.id == "3")
             #expect(await flush.value.refused.isEmpty)
             #expect(await phone.pendingWrites().isEmpty)
             #expect(try await Self.eventLog(of: user.id, stack) == [

@@ -18,24 +18,24 @@ extension EndToEnd {
             let phone = try #require(try await phones.get("/v1/catalog/mobiles/items").decode(CatalogPage.self).items.first)
             let savedPhone = try await phones.send(.PUT, "/v1/favorites/mobiles/\(phone.id)").decode(Favorite.self)
             #expect(savedPhone.item == phone)  // the very cell the catalog list drew
-            #expect(savedPhone.item?.phone?.description?.isEmpty == false)
-            #expect(savedPhone.item?.phone?.images == nil)  // detail-only
+            #expect(savedPhone.item.phone?.description?.isEmpty == false)
+            #expect(savedPhone.item.phone?.images == nil)  // detail-only
 
             let books = try await CatalogSourcesTests.signedIn(.bestsellers)
             let book = try #require(try await books.get("/v1/catalog/bestsellers/items?category=hardcover-fiction")
                 .decode(CatalogPage.self).items.first)
             let savedBook = try await books.send(.PUT, "/v1/favorites/bestsellers/\(book.id)").decode(Favorite.self)
-            #expect(savedBook.item?.book?.category == "hardcover-fiction")
-            #expect(savedBook.item?.book?.rank == book.book?.rank && savedBook.item?.book?.weeksOnList != nil)
-            #expect(savedBook.item?.book?.description?.isEmpty == false)
+            #expect(savedBook.item.book?.category == "hardcover-fiction")
+            #expect(savedBook.item.book?.rank == book.book?.rank && savedBook.item.book?.weeksOnList != nil)
+            #expect(savedBook.item.book?.description?.isEmpty == false)
             // Read back in a list, the same.
             #expect(try await Self.favorites(books, "experience=bestsellers").first?.item == savedBook.item)
 
             let events = try await CatalogSourcesTests.signedIn(.ticketmaster)
             let savedEvent = try await events.send(.PUT, "/v1/favorites/ticketmaster/G5diZfkn0B-bh").decode(Favorite.self)
-            #expect(savedEvent.item?.event?.localDate == savedEvent.localDate)
-            #expect(savedEvent.item?.event?.venue?.name.isEmpty == false)
-            #expect(savedEvent.item?.event?.priceRanges?.first?.currency?.isEmpty == false)
+            #expect(savedEvent.item.event?.localDate != nil && savedEvent.version > 0)
+            #expect(savedEvent.item.event?.venue?.name.isEmpty == false)
+            #expect(savedEvent.item.event?.priceRanges?.first?.currency?.isEmpty == false)
             // One cell per experience: an event hearted in the list is kept as that very cell, prices and all.
             let listedEvent = try #require(try await events.get("/v1/catalog/ticketmaster/items?q=Chicago")
                 .decode(CatalogPage.self).items.first { $0.event?.priceRanges != nil })
@@ -48,9 +48,9 @@ extension EndToEnd {
                 .decode(CatalogPage.self).items.first { $0.imageURL != nil })
             let detail = try await museum.get("/v1/catalog/rijksmuseum/items/\(listed.id)").decode(CatalogItem.self)
             let savedArt = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(listed.id)").decode(Favorite.self)
-            #expect(savedArt.item?.imageURL == listed.imageURL)
-            #expect(savedArt.item?.imageURL != detail.imageURL)  // the list size, not the full image
-            #expect(savedArt.item?.artwork?.plaqueDescription == nil)
+            #expect(savedArt.item.imageURL == listed.imageURL)
+            #expect(savedArt.item.imageURL != detail.imageURL)  // the list size, not the full image
+            #expect(savedArt.item.artwork?.plaqueDescription == nil)
             // No museum cell or favorite loads an original (`=s0`): browsed cells and a saved one are cell-sized.
             let browsed = try await museum.get("/v1/catalog/rijksmuseum/items?limit=30").decode(CatalogPage.self).items
             let pictured = browsed.compactMap(\.imageURL)
@@ -59,7 +59,7 @@ extension EndToEnd {
             #expect(hosted.imageURL?.hasSuffix("=s400") == true)
             let savedHosted = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(hosted.id)")
                 .decode(Favorite.self)
-            #expect(savedHosted.item?.imageURL == hosted.imageURL && savedHosted.imageURL == hosted.imageURL)
+            #expect(savedHosted.item.imageURL == hosted.imageURL)
             let hostedDetail = try await museum.get("/v1/catalog/rijksmuseum/items/\(hosted.id)")
                 .decode(CatalogItem.self)
             #expect(hostedDetail.imageURL?.hasSuffix("=s1600") == true)
@@ -76,25 +76,28 @@ extension EndToEnd {
                 #expect(try await app.send(.PUT, "/v1/favorites/ticketmaster/\(event.id)").status == .created)
             }
             // Undated events (to be announced) come last.
-            func when(_ favorite: Favorite) -> String { "\(favorite.localDate ?? "~")T\(favorite.localTime ?? "")" }
+            func when(_ favorite: Favorite) -> String {
+                "\(favorite.item.event?.localDate ?? "~")T\(favorite.item.event?.localTime ?? "")"
+            }
             let listed = try await Self.favorites(app, "experience=ticketmaster")
             #expect(listed.count == min(4, events.count))
             #expect(listed.map(when) == listed.map(when).sorted())
             // Not merely the order they were hearted in (the other apps' default): the recordings' order is not by date.
             let recent = try await Self.favorites(app, "experience=ticketmaster&sort=recent")
-            #expect(recent.map(\.itemId) == events.prefix(4).map(\.id).reversed())
-            #expect(recent.map(\.itemId) != listed.map(\.itemId))
-            #expect(try await Self.favorites(app, "experience=ticketmaster&sort=date").map(\.itemId) == listed.map(\.itemId))
+            #expect(recent.map(\.item.id) == events.prefix(4).map(\.id).reversed())
+            #expect(recent.map(\.item.id) != listed.map(\.item.id))
+            #expect(try await Self.favorites(app, "experience=ticketmaster&sort=date").map(\.item.id)
+                == listed.map(\.item.id))
             // One at a time, by cursor: the same order.
             var paged: [String] = []
             var cursor: String?
             repeat {
                 let page = try await app.get("/v1/favorites?experience=ticketmaster&sort=date&limit=1"
                                              + (cursor.map { "&cursor=\($0)" } ?? "")).decode(FavoritePage.self)
-                paged += page.items.map(\.itemId)
+                paged += page.items.map(\.item.id)
                 cursor = page.nextCursor
             } while cursor != nil
-            #expect(paged == listed.map(\.itemId))
+            #expect(paged == listed.map(\.item.id))
         }
 
         /// The phones app: the catalog and the favorites sorted the same three ways, and a swipe removes one.
@@ -108,17 +111,19 @@ extension EndToEnd {
                 #expect(try await app.send(.PUT, "/v1/favorites/mobiles/\(id)").status == .created)
             }
             let byPrice = try await Self.favorites(app, "experience=mobiles&sort=price-asc")
-            #expect(byPrice.compactMap(\.price) == byPrice.compactMap(\.price).sorted() && byPrice.count == 3)
+            let prices = byPrice.compactMap(\.item.phone?.price)
+            #expect(prices == prices.sorted() && prices.count == 3)
             let catalogOrder = try await app.get("/v1/catalog/mobiles/items?sort=price-asc").decode(CatalogPage.self)
                 .items.map(\.id).filter { ["1", "2", "4"].contains($0) }
-            #expect(byPrice.map(\.itemId) == catalogOrder)  // the same order as the catalog's
+            #expect(byPrice.map(\.item.id) == catalogOrder)  // the same order as the catalog's
             let byPriceDown = try await Self.favorites(app, "experience=mobiles&sort=price-desc")
-            #expect(byPriceDown.map(\.itemId) == byPrice.map(\.itemId).reversed())
-            let byRating = try await Self.favorites(app, "experience=mobiles&sort=rating-desc").compactMap(\.rating)
+            #expect(byPriceDown.map(\.item.id) == byPrice.map(\.item.id).reversed())
+            let byRating = try await Self.favorites(app, "experience=mobiles&sort=rating-desc")
+                .compactMap(\.item.phone?.rating)
             #expect(byRating == byRating.sorted(by: >) && byRating.count == 3)
-            #expect(try await app.send(.DELETE, "/v1/favorites/mobiles/\(byPrice[0].itemId)").status == .noContent)
-            #expect(try await Self.favorites(app, "experience=mobiles&sort=price-asc").map(\.itemId)
-                == Array(byPrice.dropFirst().map(\.itemId)))
+            #expect(try await app.send(.DELETE, "/v1/favorites/mobiles/\(byPrice[0].item.id)").status == .noContent)
+            #expect(try await Self.favorites(app, "experience=mobiles&sort=price-asc").map(\.item.id)
+                == Array(byPrice.dropFirst().map(\.item.id)))
         }
 
         /// Positions that cannot lie: a catalog cursor sent with another sort, and a sync position past the user's
@@ -170,9 +175,9 @@ extension EndToEnd {
                                              json: CardDraft(title: "Heap", facts: ["only one"]))
             #expect(oneFact.status == .badRequest)
             #expect(oneFact.problem?.errors?.map(\.field) == ["facts"])
-            #expect(try await Self.favorites(app, "experience=flashcards&q=binary").map(\.itemId) == [card.itemId])
+            #expect(try await Self.favorites(app, "experience=flashcards&q=binary").map(\.item.id) == [card.item.id])
             #expect(try await Self.favorites(app, "experience=flashcards").count == 4)
-            #expect(try await app.send(.DELETE, "/v1/favorites/flashcards/\(card.itemId)").status == .noContent)
+            #expect(try await app.send(.DELETE, "/v1/favorites/flashcards/\(card.item.id)").status == .noContent)
             #expect(try await Self.favorites(app, "experience=flashcards&q=binary").isEmpty)
         }
 
@@ -196,7 +201,7 @@ extension EndToEnd {
             for query in ["caf%C3%A9", "cafe%CC%81"] {
                 #expect(try await Self.favorites(app, "experience=flashcards&q=\(query)").count == 1, "\(query)")
             }
-            #expect(Set(try await Self.favorites(app, "experience=flashcards").map(\.title))
+            #expect(Set(try await Self.favorites(app, "experience=flashcards").map(\.item.title))
                 == Set(titles + ["Caf\u{E9}"]))
             let broken = try await app.get("/v1/favorites?experience=flashcards&q=%FF")
             #expect(broken.status == .badRequest)
@@ -231,10 +236,11 @@ extension EndToEnd {
             let profile = try await device.get("/v1/auth/me").decode(UserProfile.self)
             #expect(profile.preferences["defaultCategory"] == "hardcover-fiction")
             let saved = try await Self.favorites(device, "experience=bestsellers")
-            #expect(saved.map(\.itemId) == books.prefix(3).reversed().map(\.id))
-            #expect(saved.allSatisfy { $0.rank != nil && $0.subtitle != nil })
-            let detail = try await device.get("/v1/catalog/bestsellers/items/\(saved[0].itemId)").decode(CatalogItem.self)
-            #expect(detail.book?.isbn13 == saved[0].itemId)
+            #expect(saved.map(\.item.id) == books.prefix(3).reversed().map(\.id))
+            #expect(saved.allSatisfy { $0.item.book?.rank != nil && $0.item.subtitle != nil })
+            let detail = try await device.get("/v1/catalog/bestsellers/items/\(saved[0].item.id)")
+                .decode(CatalogItem.self)
+            #expect(detail.book?.isbn13 == saved[0].item.id)
         }
     }
 }

@@ -36,15 +36,21 @@ extension EndToEnd {
             #expect(found.allSatisfy { $0["experience"] as? String == "rijksmuseum" })
 
             let favorited = try await phone.run("fav", "SK-C-5", "--json").json()
-            #expect(favorited["itemId"] as? String == "SK-C-5")
-            #expect((favorited["title"] as? String)?.hasPrefix("The Night Watch") == true)
+            let favoritedItem = favorited["item"] as? [String: Any]
+            #expect(favoritedItem?["id"] as? String == "SK-C-5" && favoritedItem?["experience"] as? String == "rijksmuseum")
+            #expect((favoritedItem?["title"] as? String)?.hasPrefix("The Night Watch") == true)
+            #expect(favorited["favoritedAt"] is String && (favorited["version"] as? Int ?? 0) >= 1)
+            #expect(Set(favorited.keys) == ["item", "favoritedAt", "version"])  // nothing said twice
             try await phone.run("fav", "SK-C-5").expectLine("^favorited SK-C-5 — The Night Watch")
             try await phone.run("search", "rembrandt").expectLine("^♥ +SK-C-5 ")
             let listed = try await phone.run("favorites")
-            try listed.expectLine("^ID +TITLE +SUBTITLE +ADDED$")
-            try listed.expectLine("^SK-C-5 +The Night Watch")
+            // Each favorite drawn as its item is in search results, with when it was added.
+            try listed.expectLine("^ID +TITLE +SUBTITLE +DATING +ADDED$")
+            try listed.expectLine(#"^SK-C-5 +The Night Watch.* +Rembrandt van Rijn +1642 +\d{4}-\d{2}-\d{2}$"#)
             let favorites = try await phone.run("favorites", "--json").json()
-            #expect((favorites["items"] as? [[String: Any]])?.map { $0["itemId"] as? String } == ["SK-C-5"])
+            let items = favorites["items"] as? [[String: Any]]
+            #expect(items?.map { ($0["item"] as? [String: Any])?["id"] as? String } == ["SK-C-5"])
+            #expect(items?.first.map { Set($0.keys) } == ["item", "favoritedAt", "version"])
             #expect((favorites["version"] as? Int ?? 0) >= 1)
             try phone.expectPrivateFiles(["session.json", "device-credentials.json", "<user>/queue.json",
                                           "<user>/favorites.journal"])

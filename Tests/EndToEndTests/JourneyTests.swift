@@ -44,11 +44,11 @@ extension EndToEnd {
             let added = try await writer.send(.PUT, itemPath, headers: [("Idempotency-Key", key)])
             #expect(added.status == .created)
             let favorite = try added.decode(Favorite.self)
-            #expect(favorite.title == item.title)
+            #expect(favorite.item.title == item.title)
             #expect(try await reader.get("/v1/favorites/ids?experience=\(experience)").decode(FavoriteIDs.self).itemIds
                 == [item.id])
             #expect(try await reader.get("/v1/favorites?experience=\(experience)").decode(FavoritePage.self).items
-                .map(\.itemId) == [item.id])
+                .map(\.item.id) == [item.id])
             // The same request retried on the other replica is the same answer, and no second event.
             let retried = try await reader.send(.PUT, itemPath, headers: [("Idempotency-Key", key)])
             #expect(retried.status == .created)

@@ -187,7 +187,8 @@ import Testing
         let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch")
         #expect(Set([item, item]).count == 1 && item.id == "SK-C-5")
         let favorite = Fixture.favorite("SK-C-5")
-        #expect(favorite.id == "SK-C-5" && Set([favorite]).contains(favorite))
+        #expect(favorite.id == Favorite.ID(experience: .rijksmuseum, itemId: "SK-C-5"))
+        #expect(Set([favorite]).contains(favorite))
         #expect(Self.user.id == Self.user.id && Set([Self.user]).count == 1)
         func identified<T: Identifiable & Hashable>(_ value: T) -> T.ID { value.id }
         _ = identified(PopularItem(itemId: "1", title: "t", subtitle: nil, imageURL: nil, favoriteCount: 3))

@@ -71,7 +71,7 @@ import Testing
         try await eventually { model.user == Self.user && model.connection == .live }
 
         _ = try await app.syncFavorites()
-        try await eventually { model.favorites.map(\.itemId) == ["SK-A"] }
+        try await eventually { model.favorites.map(\.item.id) == ["SK-A"] }
         let streamsBefore = server.stub.requests("GET", "/v1/favorites/stream").count
         try await app.signIn(email: server.other.email, password: "a password")
         try await eventually { model.user == server.other }

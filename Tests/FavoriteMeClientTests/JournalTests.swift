@@ -98,7 +98,7 @@ import Testing
         let store = try Self.storeWithCopy(of: 2)
         let account = Self.account(startingWith: 2)
         account.add("SK-2")
-        let damaged = Data("{\"format\":1,\"changes\":[{\"version\":\n{}\n".utf8)
+        let damaged = Data("{\"format\":2,\"changes\":[{\"version\":\n{}\n".utf8)
         store.place(damaged, as: .journal, of: Self.user.id)
         let stub = StubServer { account.answer($0) ?? .problem(404, .notFound) }
         let app = stub.client(tokens: MemoryTokenStore(Fixture.session(Self.user)), local: store)

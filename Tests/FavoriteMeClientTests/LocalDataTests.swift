@@ -23,11 +23,6 @@ import Testing
         return url
     }
 
-    static func favorite(_ itemId: String, at seconds: Double = 0) -> Favorite {
-        Favorite(experience: .rijksmuseum, itemId: itemId, title: "Title \(itemId)", subtitle: nil, imageURL: nil,
-                 price: nil, rating: nil, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + seconds))
-    }
-
     /// The first event `matching`, within a few seconds.
     static func first(_ events: AsyncStream<LocalEvent>, matching: @escaping @Sendable (LocalEvent) -> Bool)
         async -> LocalEvent?
@@ -100,7 +95,14 @@ import Testing
         #expect(store.setAsideDocuments.isEmpty)
     }
 
-    /// The single `state.json` of earlier versions becomes the user's two documents, nothing lost.
+    /// A favorite as versions before its present shape kept it (flat fields beside `item`, no version).
+    static func earlierFavorite(_ itemId: String) -> [String: Any] {
+        ["experience": "rijksmuseum", "itemId": itemId, "title": "Title \(itemId)", "favoritedAt": "2023-11-14T22:13:20Z",
+         "item": ["id": itemId, "experience": "rijksmuseum", "title": "Title \(itemId)"]]
+    }
+
+    /// The single `state.json` of earlier versions becomes the user's documents: its waiting writes kept, its copy
+    /// (favorites of an earlier shape) dropped, to be synced again from the start of the feed.
     @Test func theSingleFileOfEarlierVersionsIsMigrated() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -109,10 +111,7 @@ import Testing
             "owner": Self.user.id.uuidString,
             "pending": [try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(waiting))],
             "syncedVersion": 7,
-            "favorites": ["rijksmuseum": [
-                "SK-A-1": try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(Self.favorite("SK-A-1"))),
-                "SK-C-5": try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(Self.favorite("SK-C-5"))),
-            ]],
+            "favorites": ["rijksmuseum": ["SK-A-1": Self.earlierFavorite("SK-A-1"), "SK-C-5": Self.earlierFavorite("SK-C-5")]],
         ]
         let file = directory.appendingPathComponent("state.json")
         try JSONSerialization.data(withJSONObject: single).write(to: file)
@@ -120,9 +119,45 @@ import Testing
         let app = Self.offlineClient(FileLocalStore(directory: directory))
         _ = try await app.restoreSession()
         #expect(await app.pendingWrites().map(\.id) == [waiting.id])
-        #expect(await app.hearts(in: .rijksmuseum) == ["SK-C-5"])  // the copy, with the waiting unfavorite on top
-        #expect(await app.outbox.syncedVersion == 7)
+        #expect(await app.hearts(in: .rijksmuseum).isEmpty)
+        #expect(await app.outbox.syncedVersion == 0)  // the next sync reads the feed from its start
         #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    /// A copy, a journal and a queue written before favorites were their item, time and version: the queue is kept
+    /// (a sent write's answer of the earlier shape dropped: the sync brings it), the copy and the journal are dropped,
+    /// not set aside, the copy saved empty in the present format at once, and the next sync brings every favorite
+    /// again, in the present shape.
+    @Test func aCopyOfFavoritesOfAnEarlierShapeIsDroppedAndSyncedAgain() async throws {
+        let store = MemoryLocalStore()
+        let user = Self.user.id
+        let sent = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-S"))
+        let waiting = PendingWrite(.favorite(experience: .rijksmuseum, itemId: "SK-W"))
+        let encode = { (write: PendingWrite) in try JSONSerialization.jsonObject(with: JSONCoding.encoder.encode(write)) }
+        let queue: [String: Any] = ["format": 1, "writes": [
+            ["write": try encode(sent), "status": ["sent": ["answer": Self.earlierFavorite("SK-S")]]],
+            ["write": try encode(waiting), "status": ["waiting": [String: Any]()]],
+        ]]
+        let copy: [String: Any] = ["format": 1, "version": 2, "folded": [String](),
+                                   "favorites": ["rijksmuseum": ["SK-A": Self.earlierFavorite("SK-A")]]]
+        let line: [String: Any] = ["format": 1, "version": 3, "folded": [String](), "changes": [
+            ["version": 3, "kind": "added", "experience": "rijksmuseum", "itemId": "SK-B", "at": "2023-11-14T22:13:20Z",
+             "favorite": Self.earlierFavorite("SK-B")],
+        ]]
+        store.place(try JSONSerialization.data(withJSONObject: queue), as: .queue, of: user)
+        store.place(try JSONSerialization.data(withJSONObject: copy), as: .favorites, of: user)
+        store.place(try JSONSerialization.data(withJSONObject: line) + Data("\n".utf8), as: .journal, of: user)
+
+        let app = Self.offlineClient(store)
+        _ = try await app.restoreSession()
+        #expect(await app.pendingWrites().map(\.id) == [waiting.id])
+        #expect(await app.outbox.queue.writes.map(\.status) == [.sent(answer: nil), .waiting])
+        #expect(await app.hearts(in: .rijksmuseum) == ["SK-W"])
+        #expect(await app.outbox.syncedVersion == 0)
+        #expect(store.setAsideDocuments.isEmpty)
+        let saved = try #require(store.read(.favorites, of: user))
+        #expect(try JSONCoding.decoder.decode(FavoritesDocument.self, from: saved) == FavoritesDocument())
+        #expect(store.read(.journal, of: user) == nil)
     }
 
     @Test func aWriteThatCannotBeSavedIsAnErrorNotAQueuedWrite() async throws {
@@ -138,7 +173,7 @@ import Testing
         let store = MemoryLocalStore()
         var copy = FavoritesDocument()
         copy.version = 5_000
-        for index in 0..<5_000 { copy.favorites["rijksmuseum", default: [:]]["SK-\(index)"] = Self.favorite("SK-\(index)") }
+        for index in 0..<5_000 { copy.favorites["rijksmuseum", default: [:]]["SK-\(index)"] = Fixture.favorite("SK-\(index)") }
         store.place(try JSONCoding.encoder.encode(copy), as: .favorites, of: Self.user.id)
         let app = Self.offlineClient(store)
         _ = try await app.restoreSession()

@@ -39,24 +39,28 @@ import Testing
                 #expect(try await api.call(.put, "/v1/favorites/mobiles/\(id)", as: ana).status == .created)
             }
             let recent = try await Self.page(api, "experience=mobiles", as: ana).items
-            #expect(recent.map(\.itemId) == ["5", "4", "3", "2", "1"])  // the default: recent first
-            #expect(recent.allSatisfy { $0.price != nil && $0.rating != nil && $0.imageURL != nil && $0.subtitle != nil })
-            let ascending = try await Self.page(api, "experience=mobiles&sort=price-asc", as: ana).items.compactMap(\.price)
+            #expect(recent.map(\.item.id) == ["5", "4", "3", "2", "1"])  // the default: recent first
+            #expect(recent.map(\.version) == [5, 4, 3, 2, 1])
+            #expect(recent.allSatisfy { $0.item.phone?.price != nil && $0.item.phone?.rating != nil
+                                        && $0.item.imageURL != nil && $0.item.subtitle != nil })
+            let ascending = try await Self.page(api, "experience=mobiles&sort=price-asc", as: ana).items
+                .compactMap(\.item.phone?.price)
             #expect(ascending == ascending.sorted() && ascending.count == 5)
             let descending = try await Self.page(api, "experience=mobiles&sort=price-desc", as: ana).items
-            #expect(descending.compactMap(\.price) == ascending.reversed())
-            let rated = try await Self.page(api, "experience=mobiles&sort=rating-desc", as: ana).items.compactMap(\.rating)
+            #expect(descending.compactMap(\.item.phone?.price) == ascending.reversed())
+            let rated = try await Self.page(api, "experience=mobiles&sort=rating-desc", as: ana).items
+                .compactMap(\.item.phone?.rating)
             #expect(rated == rated.sorted(by: >) && rated.count == 5)
             // Paging a descending sort: two pages, nothing skipped or repeated.
             let first = try await Self.page(api, "experience=mobiles&sort=price-desc&limit=3", as: ana)
             let next = try #require(first.nextCursor)
             let second = try await Self.page(api, "experience=mobiles&sort=price-desc&limit=3&cursor=\(next)", as: ana)
-            #expect((first.items + second.items).map(\.itemId) == descending.map(\.itemId))
+            #expect((first.items + second.items).map(\.item.id) == descending.map(\.item.id))
             // The swipe: one removed, the list sorted the same way without it.
-            #expect(try await api.call(.delete, "/v1/favorites/mobiles/\(descending[0].itemId)", as: ana).status
+            #expect(try await api.call(.delete, "/v1/favorites/mobiles/\(descending[0].item.id)", as: ana).status
                 == .noContent)
-            #expect(try await Self.page(api, "experience=mobiles&sort=price-desc", as: ana).items.map(\.itemId)
-                == Array(descending.dropFirst().map(\.itemId)))
+            #expect(try await Self.page(api, "experience=mobiles&sort=price-desc", as: ana).items.map(\.item.id)
+                == Array(descending.dropFirst().map(\.item.id)))
             // A sort the experience does not offer is refused, naming the field.
             let refused = try await api.call(.get, "/v1/favorites?experience=rijksmuseum&sort=price-asc", as: ana)
             #expect(refused.status == .badRequest)
@@ -72,16 +76,17 @@ import Testing
                 #expect(try await api.call(.put, "/v1/favorites/flashcards/\(id)", as: ana).status == .created)
             }
             let saved = try await Self.page(api, "experience=flashcards", as: ana).items
-            #expect(saved.allSatisfy { ($0.facts?.count ?? 0) >= 1 && $0.writtenByUser == nil })
-            let savedTitle = try #require(saved.first?.title)
+            #expect(saved.allSatisfy { ($0.item.card?.facts.count ?? 0) >= 1 && $0.item.card?.writtenByUser == nil })
+            let savedTitle = try #require(saved.first?.item.title)
 
             // One written.
             let draft = CardDraft(title: "Quick Sort", facts: ["Divide and conquer around a pivot.", "O(n log n) on average."])
             let written = try await Self.writeCard(api, draft, as: ana)
             #expect(written.status == .created)
             let card = try written.decode(Favorite.self)
-            #expect(card.writtenByUser == true && card.facts == draft.facts && card.title == "Quick Sort")
-            #expect(card.itemId.hasPrefix("own-"))
+            #expect(card.item.card == CardFacts(facts: draft.facts, writtenByUser: true))
+            #expect(card.item.title == "Quick Sort")
+            #expect(card.item.id.hasPrefix("own-") && card.item.experience == .flashcards)
 
             // The same title, another case and spaces: refused, written or saved, either way round.
             let duplicate = try await Self.writeCard(api, CardDraft(title: "  quick SORT ", facts: ["a", "b"]), as: ana)
@@ -121,12 +126,14 @@ import Testing
             }
 
             // Searched by title and by fact.
-            #expect(try await Self.page(api, "experience=flashcards&q=QUICK", as: ana).items.map(\.itemId) == [card.itemId])
-            #expect(try await Self.page(api, "experience=flashcards&q=pivot", as: ana).items.map(\.itemId) == [card.itemId])
+            #expect(try await Self.page(api, "experience=flashcards&q=QUICK", as: ana).items.map(\.item.id)
+                == [card.item.id])
+            #expect(try await Self.page(api, "experience=flashcards&q=pivot", as: ana).items.map(\.item.id)
+                == [card.item.id])
             #expect(try await Self.page(api, "experience=flashcards&q=%25", as: ana).items.isEmpty)
 
             // Deleted like any favorite.
-            #expect(try await api.call(.delete, "/v1/favorites/flashcards/\(card.itemId)", as: ana).status == .noContent)
+            #expect(try await api.call(.delete, "/v1/favorites/flashcards/\(card.item.id)", as: ana).status == .noContent)
             #expect(try await Self.page(api, "experience=flashcards&q=quick", as: ana).items.isEmpty)
             // Cards are written only where the experience has them.
             var headers: HTTPFields = [.authorization: "Bearer \(ana.token)", .contentType: "application/json"]
@@ -177,11 +184,11 @@ import Testing
             }
             let device = FavoritesHarness.User(id: ana.id, token: try await api.authority.token(user: ana.id))
             let saved = try await Self.page(api, "experience=bestsellers", as: device).items
-            #expect(saved.map(\.itemId) == list.prefix(3).reversed().map(\.id))
-            #expect(saved.allSatisfy { $0.rank != nil && $0.subtitle != nil && $0.imageURL != nil })
+            #expect(saved.map(\.item.id) == list.prefix(3).reversed().map(\.id))
+            #expect(saved.allSatisfy { $0.item.book?.rank != nil && $0.item.subtitle != nil && $0.item.imageURL != nil })
             let changes = try await api.call(.get, "/v1/favorites/changes?since=0", as: device)
                 .decode(FavoriteChanges.self)
-            #expect(changes.changes.compactMap(\.favorite?.rank) == [1, 2, 3])
+            #expect(changes.changes.compactMap(\.favorite?.item.book?.rank) == [1, 2, 3])
 
             _ = try await Self.writeCard(api, CardDraft(title: "Private", facts: ["mine", "only"]), as: ana)
             #expect(try await api.call(.put, "/v1/favorites/flashcards/1", as: ana).status == .created)
@@ -210,7 +217,7 @@ import Testing
             api.catalogLink.stop()
             let again = try await api.call(.put, "/v1/favorites/mobiles/1", as: ben)
             #expect(again.status == .created)
-            #expect(try again.decode(Favorite.self).price != nil)  // the full snapshot
+            #expect(try again.decode(Favorite.self).item.phone?.price != nil)  // the full snapshot
             #expect(try await api.call(.put, "/v1/favorites/mobiles/2", as: ben).status == .serviceUnavailable)
         }
     }

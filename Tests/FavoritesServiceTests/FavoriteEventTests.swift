@@ -47,12 +47,39 @@ import Testing
 
     /// A keyed favorite of a favorite keeps its answer whole, `favoritedAt` to the microsecond, through the log.
     @Test func aConfirmedFavoriteReadsBackToTheMicrosecond() throws {
-        let current = Favorite(experience: .ticketmaster, itemId: "G5diZfkn0B-bh", title: "Radiohead", subtitle: nil,
-                               imageURL: nil, price: 59.5, rating: nil,
-                               favoritedAt: Date(timeIntervalSince1970: 1_795_367_280.123_456))
-        let kept = FavoriteEvent.confirmed(FavoriteSnapshot(current), favoritedAt: current.favoritedAt)
+        let current = FavoriteSnapshot(item: CatalogItem(id: "G5diZfkn0B-bh", experience: .ticketmaster, title: "Radiohead"))
+        let kept = FavoriteEvent.confirmed(current, favoritedAt: Date(timeIntervalSince1970: 1_795_367_280.123_456),
+                                           version: 4)
         let stored = String(decoding: try EventStore.encoder.encode(kept.payload), as: UTF8.self)
         #expect(try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: stored)) == kept)
+        // One recorded before confirmations kept the favorite's version reads with none.
+        let older = stored.replacingOccurrences(of: #","version":4"#, with: "")
+        #expect(older != stored)
+        #expect(try FavoriteEvent(Self.recorded(type: FavoriteEvent.confirmedType, data: older))
+            == .confirmed(current, favoritedAt: Date(timeIntervalSince1970: 1_795_367_280.123_456), version: nil))
+    }
+
+    /// A card the user wrote says so in its item, and so does one recorded before items said it (read so, by the
+    /// projections and by the changes feed, in place, as the view's rows were migrated).
+    @Test func aWrittenCardSaysSoInItsItem() throws {
+        let card = Card(title: "Heap", facts: ["A tree.", "Its root is the least."])
+        let snapshot = FavoriteSnapshot(card: card, experience: .flashcards, itemId: "own-1")
+        #expect(snapshot.item?.card == CardFacts(facts: card.facts, writtenByUser: true))
+        let earlier = #"{"experience":"flashcards","itemId":"own-1","title":"Heap","facts":["A tree.","Its root is the least."],"written":true,"item":{"card":{"facts":["A tree.","Its root is the least."]},"experience":"flashcards","id":"own-1","title":"Heap"}}"#
+        let recorded = Self.recorded(type: FavoriteEvent.cardWrittenType, data: earlier)
+        guard case .cardWritten(let read)? = try FavoriteEvent(recorded) else {
+            Issue.record("the card was not read")
+            return
+        }
+        #expect(read.item == snapshot.item)
+        let change = try #require(StoredChange(recorded))
+        #expect(change.favorite?.item
+            == #"{"card":{"facts":["A tree.","Its root is the least."],"writtenByUser":true},"experience":"flashcards","id":"own-1","title":"Heap"}"#)
+        #expect(change.favorite?.version == 1 && change.change.favorite == nil)
+        // A favorite saved before items were kept at all, rebuilt from its fields.
+        var fields = snapshot
+        fields.item = nil
+        #expect(fields.cellItem.card?.writtenByUser == true)
     }
 
     /// A favorite recorded before the cell item was kept reads as one with its item rebuilt from what it kept; one
@@ -64,9 +91,9 @@ import Testing
             Issue.record("an earlier favorite was not read")
             return
         }
-        let rebuilt = Favorite(snapshot, favoritedAt: Date()).item
-        #expect(rebuilt?.id == "1" && rebuilt?.title == "Galaxy" && rebuilt?.subtitle == "Samsung")
-        #expect(rebuilt?.phone?.price == 499 && rebuilt?.phone?.rating == 4.5 && rebuilt?.phone?.description == nil)
+        let rebuilt = Favorite(snapshot, favoritedAt: Date(), version: 1).item
+        #expect(rebuilt.id == "1" && rebuilt.title == "Galaxy" && rebuilt.subtitle == "Samsung")
+        #expect(rebuilt.phone?.price == 499 && rebuilt.phone?.rating == 4.5 && rebuilt.phone?.description == nil)
 
         let start = Date(timeIntervalSince1970: 1_800_000_000)
         let item = CatalogItem(id: "G5diZfkn0B-bh", experience: .ticketmaster, title: "Suns", event: EventFacts(
@@ -78,7 +105,7 @@ import Testing
             Issue.record("a favorite with its item was not read")
             return
         }
-        #expect(Favorite(kept, favoritedAt: Date()).item == item)
+        #expect(Favorite(kept, favoritedAt: Date(), version: 1).item == item)
         #expect(kept.price == 20 && kept.localDate == "2027-01-15")
     }
 
@@ -98,15 +125,14 @@ import Testing
         }
         #expect(snapshot.imageURL == base + "=s400" && snapshot.item?.imageURL == base + "=s400")
         #expect(recorded.data.contains("=s0"))  // the log keeps what the catalog answered then
-        let favorite = Favorite(snapshot, favoritedAt: Date())
-        #expect(favorite.imageURL == base + "=s400")
-        #expect(favorite.item?.imageURL == base + "=s400")
+        let favorite = Favorite(snapshot, favoritedAt: Date(), version: 1)
+        #expect(favorite.item.imageURL == base + "=s400")
         let change = try #require(FavoriteChange(recorded))
-        #expect(change.favorite?.item?.imageURL == base + "=s400")
+        #expect(change.favorite?.item.imageURL == base + "=s400")
         // A picture of another host is as the catalog gave it.
         let picture = "https://s1.ticketm.net/dam/a/1/x_RETINA_PORTRAIT_16_9.jpg"
         let event = FavoriteSnapshot(item: CatalogItem(id: "G5diZfkn0B-bh", experience: .ticketmaster, title: "Suns",
                                                        imageURL: picture))
-        #expect(Favorite(event, favoritedAt: Date()).imageURL == picture)
+        #expect(Favorite(event, favoritedAt: Date(), version: 1).item.imageURL == picture)
     }
 }

@@ -6,9 +6,9 @@ import Testing
 
 /// The list cursor on its own: what it encodes, and which cursors it refuses.
 @Suite struct FavoritePageCursorTests {
-    static let favorite = Favorite(experience: ExperienceID(rawValue: "ticketmaster"), itemId: "G5diZfkn0B-bh", title: "Phoenix Suns",
-                                   subtitle: nil, imageURL: nil, price: 19.5, rating: nil,
-                                   favoritedAt: Date(timeIntervalSince1970: 0))
+    /// A favorite as the view's columns keep it.
+    static let favorite = FavoriteSnapshot(experience: "ticketmaster", itemId: "G5diZfkn0B-bh", title: "Phoenix Suns",
+                                           price: 19.5)
 
     @Test(arguments: FavoriteSort.allCases)
     func aCursorReadsBackForItsOwnSortOnly(sort: FavoriteSort) throws {

@@ -24,7 +24,7 @@ extension FavoritesAPITests {
             api.upstreams.inject(.init(status: 503))
             let added = try await api.call(.put, "/v1/favorites/ticketmaster/\(seen.id)", as: ana)
             #expect(added.status == .created)
-            #expect(try added.decode(Favorite.self).title == seen.title)
+            #expect(try added.decode(Favorite.self).item.title == seen.title)
             let unseen = try await api.call(.put, "/v1/favorites/ticketmaster/vv17FZfdGkSrrMju", as: ana)
             #expect(unseen.status == .serviceUnavailable)
             #expect(unseen.problem?.type == .catalogUnavailable)
@@ -70,7 +70,7 @@ extension FavoritesAPITests {
                 let ana = try await api.user()
                 let response = try await api.call(.put, Self.nightWatch, as: ana, headers: [.requestID: "tap-trace-1"])
                 #expect(response.status == .created)
-                #expect(try response.decode(Favorite.self).title == "tap-trace-1")
+                #expect(try response.decode(Favorite.self).item.title == "tap-trace-1")
             }
         }
     }

@@ -21,16 +21,17 @@ import Testing
             let first = try await api.call(.put, Self.nightWatch, as: ana)
             #expect(first.status == .created)
             let favorite = try first.decode(Favorite.self)
-            #expect(favorite.itemId == "SK-C-5")
-            #expect(favorite.title.contains("Night Watch") || favorite.title.contains("Nachtwacht"))
-            #expect(favorite.imageURL?.hasPrefix("https://") == true)
+            #expect(favorite.item.id == "SK-C-5" && favorite.item.experience == .rijksmuseum)
+            #expect(favorite.item.title.contains("Night Watch") || favorite.item.title.contains("Nachtwacht"))
+            #expect(favorite.item.imageURL?.hasPrefix("https://") == true)
+            #expect(favorite.version == 1)
             #expect(try await api.call(.put, Self.nightWatch, as: ana).status == .ok)
             #expect(try await api.eventCount(of: ana) == 1)
 
             let page = try await api.call(.get, "/v1/favorites?experience=rijksmuseum", as: ana)
             #expect(page.status == .ok)
             let list = try page.decode(FavoritePage.self)
-            #expect(list.items.map(\.itemId) == ["SK-C-5"])
+            #expect(list.items == [favorite])
             #expect(list.version == 1)
             let etag = try #require(page.headers[.eTag])
             #expect(try await api.call(.get, "/v1/favorites?experience=rijksmuseum", as: ana,
@@ -98,8 +99,7 @@ import Testing
         #expect(retry.status == first.status)
         let original = try first.decode(Favorite.self)
         let replayed = try retry.decode(Favorite.self)
-        #expect(replayed.itemId == original.itemId)
-        #expect(replayed.title == original.title)
+        #expect(replayed.item == original.item && replayed.version == original.version)
         #expect(abs(replayed.favoritedAt.timeIntervalSince(original.favoritedAt)) < 0.000_01)
     }
 
@@ -118,18 +118,18 @@ import Testing
             let ana = try await api.user()
             let key: HTTPFields = [.idempotencyKey: "when-1"]
             let added = try await api.call(.put, Self.event, as: ana, headers: key).decode(Favorite.self)
-            #expect(added.localDate == start.localDate)
-            #expect(added.localTime == start.localTime)
+            #expect(added.item.event?.localDate == start.localDate)
+            #expect(added.item.event?.localTime == start.localTime)
             let listed = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
                 .decode(FavoritePage.self).items
-            #expect(listed.map(\.localDate) == [start.localDate])
-            #expect(listed.map(\.localTime) == [start.localTime])
+            #expect(listed.map(\.item.event?.localDate) == [start.localDate])
+            #expect(listed.map(\.item.event?.localTime) == [start.localTime])
             // A retry is answered from the event, which carries them too.
             let retried = try await api.call(.put, Self.event, as: ana, headers: key).decode(Favorite.self)
             #expect(retried == added)
 
             let artwork = try await api.call(.put, Self.nightWatch, as: ana).decode(Favorite.self)
-            #expect(artwork.localDate == nil && artwork.localTime == nil)
+            #expect(artwork.item.event == nil)
         }
     }
 
@@ -185,27 +185,27 @@ import Testing
             }
             let recent = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=recent", as: ana)
                 .decode(FavoritePage.self)
-            #expect(recent.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "G5diZfkn0B-bh", "vvG18Z4m501KZN"])
+            #expect(recent.items.map(\.item.id) == ["vv1k8Z4E0YG7MA0I", "G5diZfkn0B-bh", "vvG18Z4m501KZN"])
             // The events app's own order, and its default: soonest first.
             let soonest = try await api.call(.get, "/v1/favorites?experience=ticketmaster", as: ana)
                 .decode(FavoritePage.self).items
-            let whens = soonest.map { "\($0.localDate ?? "~")T\($0.localTime ?? "")" }
+            let whens = soonest.map { "\($0.item.event?.localDate ?? "~")T\($0.item.event?.localTime ?? "")" }
             #expect(soonest.count == 3 && whens == whens.sorted())
-            #expect(Set(soonest.map(\.itemId)) == Set(recent.items.map(\.itemId)))
+            #expect(Set(soonest.map(\.item.id)) == Set(recent.items.map(\.item.id)))
             let oldest = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=oldest&limit=2", as: ana)
                 .decode(FavoritePage.self)
-            #expect(oldest.items.map(\.itemId) == ["vvG18Z4m501KZN", "G5diZfkn0B-bh"])
+            #expect(oldest.items.map(\.item.id) == ["vvG18Z4m501KZN", "G5diZfkn0B-bh"])
             let cursor = try #require(oldest.nextCursor)
             let rest = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=oldest&limit=2&cursor=\(cursor)",
                                           as: ana).decode(FavoritePage.self)
-            #expect(rest.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I"])
+            #expect(rest.items.map(\.item.id) == ["vv1k8Z4E0YG7MA0I"])
             #expect(rest.nextCursor == nil)
             let titles = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=title", as: ana)
-                .decode(FavoritePage.self).items.map(\.title)
+                .decode(FavoritePage.self).items.map(\.item.title)
             #expect(titles == titles.sorted { $0.lowercased() < $1.lowercased() })
             let priced = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=price", as: ana)
                 .decode(FavoritePage.self).items
-            let prices = priced.map(\.price)
+            let prices = priced.map(\.sortPrice)
             let known = prices.compactMap { $0 }
             #expect(!known.isEmpty)
             #expect(known == known.sorted())
@@ -222,10 +222,10 @@ import Testing
                 let suffix = page.isEmpty ? "" : "&cursor=\(page)"
                 let body = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=price&limit=1\(suffix)",
                                               as: ana).decode(FavoritePage.self)
-                pagedByPrice += body.items.map(\.itemId)
+                pagedByPrice += body.items.map(\.item.id)
                 next = body.nextCursor
             }
-            #expect(pagedByPrice == priced.map(\.itemId))
+            #expect(pagedByPrice == priced.map(\.item.id))
         }
     }
 
@@ -238,7 +238,7 @@ import Testing
             }
             let first = try await api.call(.get, "/v1/favorites?experience=ticketmaster&sort=recent&limit=2", as: ana)
                 .decode(FavoritePage.self)
-            #expect(first.items.map(\.itemId) == ["vv1k8Z4E0YG7MA0I", "vvG18Z4m501KZN"])
+            #expect(first.items.map(\.item.id) == ["vv1k8Z4E0YG7MA0I", "vvG18Z4m501KZN"])
             // Meanwhile, on another device: one item of the first page goes, a new favorite arrives.
             _ = try await api.call(.delete, "/v1/favorites/ticketmaster/vvG18Z4m501KZN", as: ana)
             _ = try await api.call(.put, "/v1/favorites/ticketmaster/1Ae7ZfdGkSp307Y", as: ana)
@@ -246,7 +246,7 @@ import Testing
             let second = try await api.call(.get,
                                             "/v1/favorites?experience=ticketmaster&sort=recent&limit=2&cursor=\(cursor)",
                                             as: ana).decode(FavoritePage.self)
-            #expect(second.items.map(\.itemId) == ["vv17FZfdGkSrrMju", "G5diZfkn0B-bh"])
+            #expect(second.items.map(\.item.id) == ["vv17FZfdGkSrrMju", "G5diZfkn0B-bh"])
             #expect(second.nextCursor == nil)
 
             let ids = try await api.call(.get, "/v1/favorites/ids?experience=ticketmaster", as: ana)

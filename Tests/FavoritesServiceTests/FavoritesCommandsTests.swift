@@ -77,7 +77,7 @@ import Testing
             }
             let again = try await commands.favorite("a", by: Self.plain(user))
             guard case .existing(let kept) = again else { Issue.record("\(again)"); return }
-            #expect(kept.itemId == "a")
+            #expect(kept.item.id == "a" && kept.version == 1)
             // Other experiences have room of their own.
             _ = try await commands.favorite("g", in: .ticketmaster, by: Self.plain(user))
             #expect(try await commands.events(of: user).count == 6)

@@ -112,3 +112,9 @@ struct FavoritesHarness: Sendable {
         .deletingLastPathComponent().deletingLastPathComponent().appending(path: "shared/fixtures")
 }
 
+
+extension Favorite {
+    /// The price a list sorts by, as the service takes it from the item (an event's lowest, a phone's): what a test
+    /// compares a price order with.
+    var sortPrice: Double? { item.event?.priceRanges?.compactMap { $0.min ?? $0.max }.min() ?? item.phone?.price }
+}

@@ -43,7 +43,7 @@ extension FavoritesAPITests {
             // ...but the retry of a request already applied does not: it gets the first answer again.
             let retry = try await api.call(.put, Self.event, as: ana, headers: key)
             #expect(retry.status == .created)
-            #expect(try retry.decode(Favorite.self).itemId == "G5diZfkn0B-bh")
+            #expect(try retry.decode(Favorite.self).item.id == "G5diZfkn0B-bh")
             #expect(try await api.eventCount(of: ana) == 1)
         }
     }

@@ -28,28 +28,28 @@ import Testing
             for title in Self.titles {
                 let written = try await Self.write(api, title, as: ana)
                 #expect(written.status == .created, "\(title)")
-                #expect(try written.decode(Favorite.self).title == title)
+                #expect(try written.decode(Favorite.self).item.title == title)
             }
             // Café typed decomposed is kept composed, and typed composed afterwards it is the same title.
             let decomposed = try await Self.write(api, "Cafe\u{301}", as: ana)
             #expect(decomposed.status == .created)
-            #expect(Array(try decomposed.decode(Favorite.self).title.unicodeScalars) == Array("Caf\u{E9}".unicodeScalars))
+            #expect(Array(try decomposed.decode(Favorite.self).item.title.unicodeScalars) == Array("Caf\u{E9}".unicodeScalars))
             let composed = try await Self.write(api, "Caf\u{E9}", as: ana)
             #expect(composed.status == .conflict)
             #expect(composed.problem?.type == .cardTitleTaken)
             // Either spelling of the search finds it.
             for query in ["caf%C3%A9", "cafe%CC%81", "CAF%C3%A9"] {
                 let found = try await FamilyFavoritesTests.page(api, "experience=flashcards&q=\(query)", as: ana).items
-                #expect(found.map(\.title) == ["Caf\u{E9}"], "\(query)")
+                #expect(found.map(\.item.title) == ["Caf\u{E9}"], "\(query)")
             }
             // A plus is a plus (URLComponents leaves it as it is), as in C++.
             #expect(try await Self.write(api, "C++ templates", as: ana).status == .created)
-            #expect(try await FamilyFavoritesTests.page(api, "experience=flashcards&q=C++", as: ana).items.map(\.title)
+            #expect(try await FamilyFavoritesTests.page(api, "experience=flashcards&q=C++", as: ana).items.map(\.item.title)
                 == ["C++ templates"])
             let persian = try await FamilyFavoritesTests.page(
                 api, "experience=flashcards&q=\(Self.titles[2].addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
                 as: ana)
-            #expect(persian.items.map(\.title) == [Self.titles[2]])
+            #expect(persian.items.map(\.item.title) == [Self.titles[2]])
         }
     }
 

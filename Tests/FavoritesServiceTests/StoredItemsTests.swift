@@ -31,7 +31,8 @@ import Testing
             // The rest of the answer is the page as the Contracts read it.
             let fields = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
             let items = try #require(fields?["items"] as? [[String: Any]])
-            #expect(items.count == 1 && items.first?["itemId"] as? String == "SK-C-5")
+            #expect(items.count == 1 && items.first?["version"] as? Int == 1 && items.first?["favoritedAt"] is String)
+            #expect(items.first.map { Set($0.keys) } == ["item", "favoritedAt", "version"])  // nothing said twice
             #expect(fields?["version"] as? Int == 1)
         }
     }
@@ -59,10 +60,11 @@ import Testing
             #expect(body.hasPrefix(#"{"changes":[{"favorite":{"item":"# + served + ","), "\(body)")
             let changes = try ServiceJSON.decoder.decode(FavoriteChanges.self, from: Data(body.utf8))
             #expect(changes.changes.map(\.itemId) == ["RP-P-1"] && changes.version == 2)
-            #expect(changes.changes.first?.favorite?.item?.imageURL == google + "=s400")
+            #expect(changes.changes.first?.favorite?.item.imageURL == google + "=s400")
+            #expect(changes.changes.first?.favorite?.version == 2)
             let everything = try await api.call(.get, "/v1/favorites/changes?since=0", as: ana)
                 .decode(FavoriteChanges.self)
-            #expect(everything.changes.first?.favorite?.item?.id == "SK-C-5")
+            #expect(everything.changes.first?.favorite?.item.id == "SK-C-5")
         }
     }
 
@@ -84,17 +86,13 @@ import Testing
     @Test func aStoredPageReadsAsAFavoritePage() throws {
         let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch",
                                imageURL: "https://lh3.googleusercontent.com/abc=s400")
-        let favorite = Favorite(experience: .rijksmuseum, itemId: "SK-C-5", title: "The Night Watch", subtitle: nil,
-                                imageURL: item.imageURL, price: nil, rating: nil,
-                                favoritedAt: Date(timeIntervalSince1970: 1_700_000_000))
-        let stored = StoredFavorite(favorite: favorite,
-                                    item: String(decoding: try ServiceJSON.encoder.encode(item), as: UTF8.self))
+        let favorite = Favorite(item: item, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000), version: 3)
+        let stored = StoredFavorite(item: String(decoding: try ServiceJSON.encoder.encode(item), as: UTF8.self),
+                                    favoritedAt: favorite.favoritedAt, version: favorite.version)
         for cursor in [nil, "next\"page"] {
             let data = try StoredJSON.page(StoredFavoritePage(items: [stored, stored], nextCursor: cursor, version: 7))
-            var expected = favorite
-            expected.item = item
             #expect(try ServiceJSON.decoder.decode(FavoritePage.self, from: data)
-                == FavoritePage(items: [expected, expected], nextCursor: cursor, version: 7))
+                == FavoritePage(items: [favorite, favorite], nextCursor: cursor, version: 7))
         }
     }
 

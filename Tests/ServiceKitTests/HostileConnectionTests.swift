@@ -15,8 +15,9 @@ import Testing
         try await KitTestApp.withApp(environment: ["HTTP_IDLE_TIMEOUT_SECONDS": "1"], testing: .live) { client in
             let connection = try RawConnection(port: try #require(client.port))
             try connection.send(sent)
+            let waiting = ContinuousClock.now
             let (_, closed) = await connection.read()
-            #expect(closed, "the server kept a connection open that sent \(sent.debugDescription)")
+            #expect(closed, "the server kept a connection open that sent \(sent.debugDescription) (\(ContinuousClock.now - waiting))")
         }
     }
 

@@ -89,20 +89,21 @@ struct ClientBench: AsyncParsableCommand {
 
     private static func favorites(_ count: Int) -> [Favorite] {
         (0..<count).map { index in
-            Favorite(experience: .rijksmuseum, itemId: "SK-\(index)",
-                     title: "A painting of some length, number \(index)", subtitle: "A painter, 1642", imageURL: "https://lh3.googleusercontent.com/\(index)=s400",
-                     price: nil, rating: nil, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)))
+            Favorite(item: CatalogItem(id: "SK-\(index)", experience: .rijksmuseum,
+                                       title: "A painting of some length, number \(index)", subtitle: "A painter, 1642",
+                                       imageURL: "https://lh3.googleusercontent.com/\(index)=s400"),
+                     favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)), version: Int64(index + 1))
         }
     }
 
-    /// The copy as a sync leaves it (the client's document format 1), at the position of its last favorite.
+    /// The copy as a sync leaves it (the client's document format 2), at the position of its last favorite.
     private func syncedCopy(of favorites: [Favorite]) throws -> Data {
         struct Copy: Encodable {
-            var format = 1
+            var format = 2
             var version: Int64
             var favorites: [String: [String: Favorite]]
         }
-        let byId = Dictionary(favorites.map { ($0.itemId, $0) }) { first, _ in first }
+        let byId = Dictionary(favorites.map { ($0.item.id, $0) }) { first, _ in first }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         return try encoder.encode(Copy(version: Int64(favorites.count), favorites: ["rijksmuseum": byId]))

@@ -30,7 +30,7 @@ final class StandInServer: @unchecked Sendable {
         withState { state in
             for favorite in favorites {
                 state.changes.append(FavoriteChange(version: Int64(state.changes.count + 1), kind: .added,
-                                                    experience: favorite.experience, itemId: favorite.itemId,
+                                                    experience: favorite.item.experience, itemId: favorite.item.id,
                                                     at: favorite.favoritedAt, favorite: favorite))
             }
         }
@@ -60,15 +60,14 @@ final class StandInServer: @unchecked Sendable {
                                                         version: Int64($0.changes.count), hasMore: false) }
             return (200, Self.encode(page))
         case ("PUT", 4):
-            let favorite = Favorite(experience: ExperienceID(rawValue: segments[2]), itemId: segments[3],
-                                    title: "A painting of some length, \(segments[3])", subtitle: "A painter, 1642",
-                                    imageURL: "https://lh3.googleusercontent.com/\(segments[3])=s400", price: nil,
-                                    rating: nil, favoritedAt: Date())
-            let (version, streams) = withState { state in
-                state.changes.append(FavoriteChange(version: Int64(state.changes.count + 1), kind: .added,
-                                                    experience: favorite.experience, itemId: favorite.itemId,
-                                                    at: favorite.favoritedAt, favorite: favorite))
-                return (state.changes.count, Array(state.streams.values))
+            let item = CatalogItem(id: segments[3], experience: ExperienceID(rawValue: segments[2]),
+                                   title: "A painting of some length, \(segments[3])", subtitle: "A painter, 1642",
+                                   imageURL: "https://lh3.googleusercontent.com/\(segments[3])=s400")
+            let (favorite, version, streams) = withState { state in
+                let favorite = Favorite(item: item, favoritedAt: Date(), version: Int64(state.changes.count + 1))
+                state.changes.append(FavoriteChange(version: favorite.version, kind: .added, experience: item.experience,
+                                                    itemId: item.id, at: favorite.favoritedAt, favorite: favorite))
+                return (favorite, state.changes.count, Array(state.streams.values))
             }
             for stream in streams { stream.send("id: \(version)\nevent: change\ndata: {\"version\":\(version)}\n\n") }
             return (201, Self.encode(favorite))

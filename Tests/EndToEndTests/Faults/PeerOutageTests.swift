@@ -44,7 +44,7 @@ extension FaultInjection {
             }
             // Through the gateway: the lists, the ids and an unfavorite do not need the catalog.
             #expect(try await client.get("/v1/favorites?experience=mobiles").decode(FavoritePage.self).items
-                .map(\.itemId) == ["1"])
+                .map(\.item.id) == ["1"])
             #expect(try await client.get("/v1/favorites/ids?experience=mobiles").status == .ok)
             let refused = try await client.send(.PUT, Self.unseenItem)
             #expect(refused.status == .serviceUnavailable)

@@ -19,9 +19,9 @@ enum Fixture {
                     sessionId: UUID())
     }
 
-    static func favorite(_ itemId: String, at seconds: Double = 0) -> Favorite {
-        Favorite(experience: .rijksmuseum, itemId: itemId, title: "Title \(itemId)", subtitle: nil, imageURL: nil,
-                 price: nil, rating: nil, favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + seconds))
+    static func favorite(_ itemId: String, at seconds: Double = 0, version: Int64 = 1) -> Favorite {
+        Favorite(item: CatalogItem(id: itemId, experience: .rijksmuseum, title: "Title \(itemId)"),
+                 favoritedAt: Date(timeIntervalSince1970: 1_700_000_000 + seconds), version: version)
     }
 }
 
@@ -47,7 +47,7 @@ final class FakeAccount: @unchecked Sendable {
         let version = Int64(changes.count + 1)
         changes.append(FavoriteChange(version: version, kind: kind, experience: .rijksmuseum, itemId: itemId,
                                       at: Date(timeIntervalSince1970: 1_700_000_000 + Double(version)),
-                                      favorite: kind == .added ? itemId.map { Fixture.favorite($0) } : nil))
+                                      favorite: kind == .added ? itemId.map { Fixture.favorite($0, version: version) } : nil))
     }
 
     /// The answer to `request` when it is one of the favorites routes; nil otherwise.

@@ -81,9 +81,9 @@ struct FavoritesScreen: View {
     var body: some View {
         NavigationStack {
             List(model.favorites) { favorite in
-                let hearted = model.hearts.contains(favorite.itemId)
-                ItemRow(title: favorite.title, subtitle: favorite.subtitle, hearted: hearted) {
-                    Task { await model.toggleHeart(favorite.itemId) }
+                let hearted = model.hearts.contains(favorite.item.id)
+                ItemRow(title: favorite.item.title, subtitle: favorite.item.subtitle, hearted: hearted) {
+                    Task { await model.toggleHeart(favorite.item.id) }
                 }
             }
             .overlay {

@@ -10,7 +10,7 @@ enum FavoriteEvent: Equatable, Sendable {
     /// A favorite sent with an `Idempotency-Key` found the item a favorite already (since `favoritedAt`): nothing
     /// changes, but the answer it gave is kept, so that its retry gets that answer again rather than favoriting the
     /// item anew once it has been unfavorited elsewhere.
-    case confirmed(FavoriteSnapshot, favoritedAt: Date)
+    case confirmed(FavoriteSnapshot, favoritedAt: Date, version: Int64?)
     /// The user wrote a card of their own (a flash card): kept among their favorites like a saved one.
     case cardWritten(FavoriteSnapshot)
     /// The account was deleted and its events erased; only this tombstone remains.
@@ -39,8 +39,8 @@ enum FavoriteEvent: Equatable, Sendable {
         case .added(let snapshot), .cardWritten(let snapshot): snapshot
         case .removed(let experience, let itemId): Removed(experience: experience.rawValue, itemId: itemId)
         case .cleared(let experience): Cleared(experience: experience.rawValue)
-        case .confirmed(let snapshot, let favoritedAt):
-            Confirmed(favorite: snapshot, favoritedAt: favoritedAt.timeIntervalSince1970)
+        case .confirmed(let snapshot, let favoritedAt, let version):
+            Confirmed(favorite: snapshot, favoritedAt: favoritedAt.timeIntervalSince1970, version: version)
         case .erased: preconditionFailure("only EventStore.erase writes the tombstone")
         }
     }
@@ -49,7 +49,12 @@ enum FavoriteEvent: Equatable, Sendable {
     struct Removed: Codable, Equatable { var experience: String; var itemId: String }
     struct Cleared: Codable, Equatable { var experience: String }
     /// `favoritedAt` in seconds since 1970: JSON's ISO 8601 dates would drop the microseconds the view keeps.
-    struct Confirmed: Codable, Equatable { var favorite: FavoriteSnapshot; var favoritedAt: Double }
+    /// `version`: the favorite's (its adding event's); absent from confirmations recorded before it was kept.
+    struct Confirmed: Codable, Equatable {
+        var favorite: FavoriteSnapshot
+        var favoritedAt: Double
+        var version: Int64?
+    }
 
     /// Reads a stored event, upcasting older schema versions (none yet: every type is at version 1). Unknown types
     /// and versions are nil, so a newer writer's events never break an older reader.
@@ -75,10 +80,17 @@ enum FavoriteEvent: Equatable, Sendable {
             }
         case confirmedType:
             return (try? decoder.decode(Confirmed.self, from: data)).map {
-                .confirmed($0.favorite.sized, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt))
+                .confirmed($0.favorite.sized, favoritedAt: Date(timeIntervalSince1970: $0.favoritedAt),
+                           version: $0.version)
             }
         case cardWrittenType:
-            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map { .cardWritten($0.sized) }
+            // Cards recorded before their item said that the user wrote them say it when read, as the view's rows
+            // do since migration 15: a rebuilt view holds what the live one holds.
+            return (try? decoder.decode(FavoriteSnapshot.self, from: data)).map { snapshot in
+                var read = snapshot.sized
+                read.item?.card?.writtenByUser = true
+                return .cardWritten(read)
+            }
         case EventStore.streamErasedType: return .erased
         default: return nil
         }
@@ -131,7 +143,8 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     var rank: Int?
     /// Cards: the facts on the back.
     var facts: [String]?
-    /// A card the user wrote.
+    /// A card the user wrote (its item says so too, ``CardFacts/writtenByUser``, except in events recorded before it
+    /// did: ``cellItem`` adds it).
     var written: Bool?
     /// The item as a list cell shows it (catalog-proxy's `view=cell`), in the catalog's shape. Absent from events
     /// recorded before it was kept: ``cellItem`` then rebuilds what the fields above say.
@@ -140,7 +153,9 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
     /// Titles are kept to this many Unicode scalars: a title sort's page cursor carries the last title, and must fit
     /// in a URL (``FavoritePageCursor/maximumLength``).
     static let maximumTitleScalars = 300
+}
 
+extension FavoriteSnapshot {
     /// What each kind's list cell needs: the item as its cell shows it (`item`, from catalog-proxy's `view=cell`), and
     /// the fields lists sort and filter on: an event's date, a phone's price and rating, a book's rank, a card's facts.
     init(item: CatalogItem) {
@@ -167,13 +182,20 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
         title = card.title
         facts = card.facts
         written = true
-        item = CatalogItem(id: itemId, experience: experience, title: card.title, card: CardFacts(facts: card.facts))
+        item = CatalogItem(id: itemId, experience: experience, title: card.title,
+                           card: CardFacts(facts: card.facts, writtenByUser: true))
     }
 
     /// The item in the catalog's shape: as kept, or for a favorite recorded before it was kept, what the fields say
-    /// (nothing invented: a fact the snapshot did not keep stays absent).
+    /// (nothing invented: a fact the snapshot did not keep stays absent). A card the user wrote says so.
     var cellItem: CatalogItem {
-        if let item { return item }
+        var cell = item ?? fieldsItem
+        if written == true { cell.card?.writtenByUser = true }
+        return cell
+    }
+
+    /// What the fields say of the item.
+    private var fieldsItem: CatalogItem {
         let experience = ExperienceID(rawValue: experience)
         var rebuilt = CatalogItem(id: itemId, experience: experience, title: title, subtitle: subtitle,
                                   imageURL: imageURL)
@@ -208,25 +230,6 @@ struct FavoriteSnapshot: Codable, Equatable, Sendable {
 }
 
 extension FavoriteSnapshot {
-    /// What a favorite holds of its item.
-    init(_ favorite: Favorite) {
-        experience = favorite.experience.rawValue
-        itemId = favorite.itemId
-        title = favorite.title
-        subtitle = favorite.subtitle
-        imageURL = favorite.imageURL
-        price = favorite.price
-        rating = favorite.rating
-        localDate = favorite.localDate
-        localTime = favorite.localTime
-        rank = favorite.rank
-        facts = favorite.facts
-        written = favorite.writtenByUser
-        item = favorite.item
-    }
-}
-
-extension FavoriteSnapshot {
     /// The snapshot with its pictures at a cell's size.
     ///
     /// Favorites recorded before the catalog sized the museum's Google-hosted pictures keep `=s0` (the original,
@@ -243,13 +246,9 @@ extension FavoriteSnapshot {
 }
 
 extension Favorite {
-    /// The favorite a snapshot becomes when favorited at `date`.
-    init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date) {
-        self.init(experience: ExperienceID(rawValue: snapshot.experience), itemId: snapshot.itemId,
-                  title: snapshot.title, subtitle: snapshot.subtitle, imageURL: snapshot.imageURL,
-                  price: snapshot.price, rating: snapshot.rating, localDate: snapshot.localDate,
-                  localTime: snapshot.localTime, rank: snapshot.rank, facts: snapshot.facts,
-                  writtenByUser: snapshot.written == true ? true : nil, favoritedAt: date, item: snapshot.cellItem)
+    /// The favorite a snapshot becomes when favorited at `date` by the event of `version`.
+    init(_ snapshot: FavoriteSnapshot, favoritedAt date: Date, version: Int64) {
+        self.init(item: snapshot.cellItem, favoritedAt: date, version: version)
     }
 }
 
@@ -260,7 +259,8 @@ extension FavoriteChange {
         switch FavoriteEvent.decode(type: event.type, schemaVersion: event.schemaVersion, data: Data(event.data.utf8)) {
         case .added(let item), .cardWritten(let item):
             self.init(version: event.version, kind: .added, experience: ExperienceID(rawValue: item.experience),
-                      itemId: item.itemId, at: event.recordedAt, favorite: Favorite(item, favoritedAt: event.recordedAt))
+                      itemId: item.itemId, at: event.recordedAt,
+                      favorite: Favorite(item, favoritedAt: event.recordedAt, version: event.version))
         case .removed(let experience, let itemId):
             self.init(version: event.version, kind: .removed, experience: experience, itemId: itemId,
                       at: event.recordedAt)

@@ -47,13 +47,14 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
     /// without one).
     var price: Double?
     var rating: Double?
-    /// `date`: the last item's "when" (``Favorite/when``; `nil`: the list had reached the items without a date).
+    /// `date`: the last item's "when" (``FavoriteSnapshot/when``; `nil`: the list had reached the items without a
+    /// date).
     var when: String?
     /// The last item's id: the tie-breaker.
     var itemId: String
 
-    /// The cursor after `favorite` in `sort` order.
-    init(after favorite: Favorite, version: Int64, sort: FavoriteSort) {
+    /// The cursor after `favorite` (as the view's columns keep it) in `sort` order.
+    init(after favorite: FavoriteSnapshot, version: Int64, sort: FavoriteSort) {
         self.sort = sort
         self.itemId = favorite.itemId
         switch sort {
@@ -115,7 +116,7 @@ struct FavoritePageCursor: Codable, Equatable, Sendable {
     }
 }
 
-extension Favorite {
+extension FavoriteSnapshot {
     /// When an event takes place, as its list sorts it: `<local date>T<local time>` (ISO 8601, so text order is time
     /// order), the date alone when the time is unknown; nil without a date.
     var when: String? { localDate.map { "\($0)T\(localTime ?? "")" } }

@@ -11,7 +11,8 @@ struct FavoriteReport: Sendable, Equatable {
         case countFirst = "count-first"
         case limitReached = "limit-reached"
         case titleTaken = "title-taken"
-        /// The item was a favorite already; a keyed request recorded the answer (``FavoriteEvent/confirmed(_:favoritedAt:)``).
+        /// The item was a favorite already; a keyed request recorded the answer
+        /// (``FavoriteEvent/confirmed(_:favoritedAt:version:)``).
         case confirmed
         /// The item was a favorite already; nothing was written.
         case existing
@@ -23,6 +24,8 @@ struct FavoriteReport: Sendable, Equatable {
     var titleHolder: String?
     /// The favorite of the item named, when it was one.
     var kept: Favorite?
+    /// The version the favorite gets ('added').
+    var nextVersion: Int64
     /// The request's own event, when the stream holds it.
     var earlier: EarlierEvent?
 
@@ -35,12 +38,17 @@ struct EarlierEvent: Sendable, Equatable {
     /// Nil for a type this release does not read.
     var event: FavoriteEvent?
     var recordedAt: Date
+    /// Its version in the stream.
+    var version: Int64
 
-    /// What a favorite or a card answered: the favorite it added, or the one it found there already.
+    /// What a favorite or a card answered: the favorite it added, or the one it found there already (a confirmation
+    /// recorded before it kept the favorite's version answers with its own, the nearest the log says).
     var answer: Favorited? {
         switch event {
-        case .added(let snapshot), .cardWritten(let snapshot): .created(Favorite(snapshot, favoritedAt: recordedAt))
-        case .confirmed(let snapshot, let favoritedAt): .existing(Favorite(snapshot, favoritedAt: favoritedAt))
+        case .added(let snapshot), .cardWritten(let snapshot):
+            .created(Favorite(snapshot, favoritedAt: recordedAt, version: version))
+        case .confirmed(let snapshot, let favoritedAt, let kept):
+            .existing(Favorite(snapshot, favoritedAt: favoritedAt, version: kept ?? version))
         default: nil
         }
     }
@@ -85,7 +93,7 @@ enum FavoritesCommands {
     /// key reused for another request, answers as the state does, and nothing is written).
     static func favorited(_ snapshot: FavoriteSnapshot, _ report: FavoriteReport, maximum: Int,
                           at now: Date) throws(FavoritesRefusal) -> Favorited? {
-        let added = Favorited.created(Favorite(snapshot, favoritedAt: now))
+        let added = Favorited.created(Favorite(snapshot, favoritedAt: now, version: report.nextVersion))
         switch report.outcome {
         case .countFirst: return nil
         case .limitReached: throw .limitReached(count: maximum, experience: snapshot.experience)

@@ -2,14 +2,14 @@ import Contracts
 import EventStore
 import Foundation
 
-/// A favorite as the view keeps it: its fields (``favorite``, without its item) and its item's JSON as stored, which
-/// an answer carries as it is, never decoded and encoded again (a list of five would otherwise parse and print five
-/// ~1 KB copies on every read).
+/// A favorite (``Favorite``) as the view keeps it: its item's JSON as stored, which an answer carries as it is, never
+/// decoded and encoded again (a list of five would otherwise parse and print five ~1 KB copies on every read), and
+/// its other fields.
 struct StoredFavorite: Sendable, Equatable {
-    /// Every field but `item` (nil).
-    var favorite: Favorite
     /// The item's JSON text, as written (`favorites.item`).
     var item: String
+    var favoritedAt: Date
+    var version: Int64
 }
 
 /// A page of the list as stored (see ``StoredFavorite``): what `FavoritePage` holds, the items kept as stored.
@@ -22,10 +22,10 @@ struct StoredFavoritePage: Sendable, Equatable {
 /// A change as the changes feed and the change stream send it: an added favorite's item is the one its event
 /// recorded, as recorded (only its picture set to a cell's size, in place, when recorded at another), never decoded.
 struct StoredChange: Sendable, Equatable {
-    /// The change; its favorite, if any, without its item (nil).
+    /// The change, without its favorite.
     var change: FavoriteChange
-    /// The added favorite's item JSON.
-    var item: String?
+    /// The added favorite, its item as recorded.
+    var favorite: StoredFavorite?
 
     /// The change `event` made; nil where ``FavoriteChange/init(_:)`` is nil.
     init?(_ event: RecordedEvent) {
@@ -39,20 +39,28 @@ struct StoredChange: Sendable, Equatable {
                                as: UTF8.self)
         }
         guard var change = FavoriteChange(lean) else { return nil }
-        if let favorite = change.favorite {
+        favorite = try? change.favorite.map { favorite in
             // An event recorded before items were kept: the item its fields say (``FavoriteSnapshot/cellItem``).
-            item = recorded.map { Self.cellSized(Array(bytes[$0])) }
-                ?? favorite.item.flatMap { try? Self.encoder.encode($0) }.map { String(decoding: $0, as: UTF8.self) }
-            change.favorite?.item = nil
-        } else {
-            item = nil
+            let item = try recorded.map { range in
+                let sized = Self.cellSized(Array(bytes[range]))
+                return event.type == FavoriteEvent.cardWrittenType ? Self.writtenByUser(sized) : sized
+            } ?? String(decoding: try Self.encoder.encode(favorite.item), as: UTF8.self)
+            return StoredFavorite(item: item, favoritedAt: favorite.favoritedAt, version: favorite.version)
         }
+        change.favorite = nil
         self.change = change
     }
 
-    init(change: FavoriteChange, item: String?) {
-        self.change = change
-        self.item = item
+    /// A written card's `item`, saying the user wrote it (``CardFacts/writtenByUser``): a card recorded before items
+    /// said so gets the member in place, before its card's closing brace, the rest of the bytes as they are.
+    static func writtenByUser(_ item: String) -> String {
+        let bytes = Array(item.utf8)
+        guard let card = JSONText.valueRange(of: "card", in: bytes), bytes[card].first == UInt8(ascii: "{"),
+              JSONText.valueRange(of: "writtenByUser", in: Array(bytes[card])) == nil
+        else { return item }
+        let closing = card.upperBound - 1  // a card has its facts: the member goes after them
+        return String(decoding: bytes[..<closing] + Array(#","writtenByUser":true"#.utf8) + bytes[closing...],
+                      as: UTF8.self)
     }
 
     /// `item` with its picture at a cell's size (``FavoriteSnapshot/sized``): only the URL's bytes change.

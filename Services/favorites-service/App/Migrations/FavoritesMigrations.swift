@@ -156,5 +156,13 @@ enum FavoritesMigrations {
                 OR item->>'imageURL' IS DISTINCT FROM favorites_cell_sized(item->>'imageURL');
             DROP FUNCTION favorites_cell_sized(text);
             """),
+        Migration(15, "written_cards_say_so", sql: """
+            -- A favorite is its item, when, and its version (issue #50): whether the user wrote a card is said by the
+            -- item itself (card.writtenByUser), which lists serve as stored. Cards written before it did get it
+            -- once, here; their events are marked where they are read (FavoriteEvent.decode, StoredChange).
+            UPDATE favorites
+               SET item = jsonb_set(item::jsonb, '{card,writtenByUser}', 'true')::json
+             WHERE written AND json_typeof(item->'card') = 'object' AND item->'card'->'writtenByUser' IS NULL;
+            """),
     ]
 }

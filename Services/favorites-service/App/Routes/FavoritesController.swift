@@ -92,9 +92,9 @@ struct FavoritesController: Sendable {
     }
 
     /// What a page's `ETag` starts with: changed whenever a page's fields change (3: a book's rank, a card's facts,
-    /// whether the user wrote it; 4: the item in the catalog's shape), so that a client holding a page of the older
-    /// shape gets the new one, not a 304.
-    static let pageShape = "p4"
+    /// whether the user wrote it; 4: the item in the catalog's shape; 5: the item, when, the version, and nothing
+    /// else), so that a client holding a page of the older shape gets the new one, not a 304.
+    static let pageShape = "p5"
 
     /// `GET /v1/favorites?experience=&sort=&q=&limit=&cursor=` from the per-user view, in one of the experience's
     /// favorite sorts, filtered by text; `ETag` follows the stream version.

@@ -6,14 +6,20 @@ import ServiceKit
 /// its item's stored JSON is written in beside them, byte for byte. The answers read as the Contracts types do
 /// (`Favorite`, `FavoritePage`); only the order of keys differs (`item` first).
 enum StoredJSON {
+    /// A favorite's fields but its item, as `Favorite` encodes them.
+    private struct Fields: Encodable {
+        var favoritedAt: Date
+        var version: Int64
+    }
+
     /// A favorite: `{"item":<stored>,` and the rest of its encoded fields.
     static func favorite(_ stored: StoredFavorite, into bytes: inout [UInt8]) throws {
-        var fields = try ServiceJSON.encoder.encode(stored.favorite)  // `item` is nil: absent
+        var fields = try ServiceJSON.encoder.encode(Fields(favoritedAt: stored.favoritedAt, version: stored.version))
         guard fields.first == UInt8(ascii: "{") else { throw Malformed() }
         fields.removeFirst()
         bytes += Array(#"{"item":"#.utf8)
         bytes += Array(stored.item.utf8)
-        if fields.first != UInt8(ascii: "}") { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: ","))
         bytes += fields
     }
 
@@ -26,17 +32,15 @@ enum StoredJSON {
 
     /// A change: `{"favorite":<favorite as above>,` and the rest of its encoded fields, or the change as encoded.
     static func change(_ stored: StoredChange, into bytes: inout [UInt8]) throws {
-        guard let favorite = stored.change.favorite, let item = stored.item else {
+        guard let favorite = stored.favorite else {
             bytes += try ServiceJSON.encoder.encode(stored.change)
             return
         }
-        var without = stored.change
-        without.favorite = nil
-        var fields = try ServiceJSON.encoder.encode(without)
+        var fields = try ServiceJSON.encoder.encode(stored.change)  // its `favorite` is nil: absent
         guard fields.first == UInt8(ascii: "{") else { throw Malformed() }
         fields.removeFirst()
         bytes += Array(#"{"favorite":"#.utf8)
-        try Self.favorite(StoredFavorite(favorite: favorite, item: item), into: &bytes)
+        try Self.favorite(favorite, into: &bytes)
         if fields.first != UInt8(ascii: "}") { bytes.append(UInt8(ascii: ",")) }
         bytes += fields
     }

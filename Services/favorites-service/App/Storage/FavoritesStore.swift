@@ -19,7 +19,7 @@ struct FavoritesStore: Sendable {
     /// The columns ``stored(_:)`` reads.
     static let columns: StaticString = """
         experience, item_id, title, subtitle, image_url, price, rating, favorited_at, local_date, local_time, rank,
-        facts::text AS facts, written, item::text AS item
+        facts::text AS facts, written, item::text AS item, version
         """
 
     // MARK: Writes (see FavoritesWriteStatements)
@@ -28,31 +28,33 @@ struct FavoritesStore: Sendable {
     /// anything else is asked.
     func earlierEvent(_ id: UUID, of user: UUID) async throws -> EarlierEvent? {
         let rows = try await pool.query("""
-            SELECT event_type, schema_version, data::text AS earlier_data, recorded_at FROM events
+            SELECT event_type, schema_version, data::text AS earlier_data, recorded_at, version AS earlier_version
+              FROM events
              WHERE event_id = \(id) AND stream_id = \(Self.stream(of: user))
             """, prepare: true).rows
         return try rows.first.flatMap(Self.earlierEvent)
     }
 
-    /// An event's `event_type`, `schema_version`, `earlier_data` and `recorded_at` (all NULL: no event).
+    /// An event's `event_type`, `schema_version`, `earlier_data`, `recorded_at` and `earlier_version` (all NULL: no
+    /// event).
     static func earlierEvent(_ row: PostgresRow) throws -> EarlierEvent? {
         guard let type = try row.decode(String?.self, column: "event_type") else { return nil }
         let (schemaVersion, data, recordedAt) = try (row.decode(Int.self, column: "schema_version"),
                                                      row.decode(String.self, column: "earlier_data"),
                                                      row.decode(Date.self, column: "recorded_at"))
         return EarlierEvent(event: FavoriteEvent.decode(type: type, schemaVersion: schemaVersion, data: Data(data.utf8)),
-                            recordedAt: recordedAt)
+                            recordedAt: recordedAt, version: try row.decode(Int64.self, column: "earlier_version"))
     }
 
     // MARK: Reads
 
     /// Up to `limit` of the user's favorites of one experience after `cursor`, in its sort order, those whose title
-    /// (or a card's fact) contains `text` when one is given, each with the version of the event that added it (for the
-    /// next cursor). Keyset pagination: each page starts where the last one ended, whatever was added or removed in
+    /// (or a card's fact) contains `text` when one is given, each with what its columns say (for the next cursor).
+    /// Keyset pagination: each page starts where the last one ended, whatever was added or removed in
     /// between. Items without the value sorted on come last, by id.
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
                      limit: Int, on connection: isolated PostgresConnection) async throws
-        -> [(stored: StoredFavorite, version: Int64)]
+        -> [(stored: StoredFavorite, columns: FavoriteSnapshot)]
     {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
@@ -72,15 +74,15 @@ struct FavoritesStore: Sendable {
                      "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\") NULLS LAST, item_id")
         }
         let result = try await connection.query("""
-            SELECT \(raw: columns), version FROM favorites
+            SELECT \(raw: columns) FROM favorites
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
             """, prepare: true)
-        return try result.rows.map { row in (try stored(row), try row.decode(Int64.self, column: "version")) }
+        return try result.rows.map(stored)
     }
 
-    /// An event's "when" as ``Favorite/when`` computes it, compared byte by byte (ISO 8601 text in time order); the
-    /// `date` order spells the same expression.
+    /// An event's "when" as ``FavoriteSnapshot/when`` computes it, compared byte by byte (ISO 8601 text in time
+    /// order); the `date` order spells the same expression.
     private static let whenColumn: StaticString = "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\")"
 
     /// After (`when`, `itemId`) soonest first, dated rows before the rest.
@@ -139,13 +141,13 @@ struct FavoritesStore: Sendable {
         }
     }
 
-    /// A row of ``columns``: its item as stored. A favorite recorded before items were kept (`item` NULL) gets the
-    /// one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
-    static func stored(_ row: PostgresRow) throws -> StoredFavorite {
+    /// A row of ``columns``: the favorite, its item as stored, and what the columns say. A favorite recorded before
+    /// items were kept (`item` NULL) gets the one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
+    static func stored(_ row: PostgresRow) throws -> (stored: StoredFavorite, columns: FavoriteSnapshot) {
         let facts = try row.decode(String?.self, column: "facts")
             .flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
-        let favorite = Favorite(
-            experience: ExperienceID(rawValue: try row.decode(String.self, column: "experience")),
+        let columns = FavoriteSnapshot(
+            experience: try row.decode(String.self, column: "experience"),
             itemId: try row.decode(String.self, column: "item_id"), title: try row.decode(String.self, column: "title"),
             subtitle: try row.decode(String?.self, column: "subtitle"),
             imageURL: try row.decode(String?.self, column: "image_url"),
@@ -154,13 +156,12 @@ struct FavoritesStore: Sendable {
             localDate: try row.decode(String?.self, column: "local_date"),
             localTime: try row.decode(String?.self, column: "local_time"),
             rank: try row.decode(Int?.self, column: "rank"), facts: facts,
-            writtenByUser: try row.decode(Bool.self, column: "written") ? true : nil,
-            favoritedAt: try row.decode(Date.self, column: "favorited_at"))
-        guard let item = try row.decode(String?.self, column: "item") else {
-            let rebuilt = String(decoding: try cellEncoder.encode(FavoriteSnapshot(favorite).cellItem), as: UTF8.self)
-            return StoredFavorite(favorite: favorite, item: rebuilt)
-        }
-        return StoredFavorite(favorite: favorite, item: item)
+            written: try row.decode(Bool.self, column: "written") ? true : nil)
+        let item = try row.decode(String?.self, column: "item")
+            ?? String(decoding: try cellEncoder.encode(columns.cellItem), as: UTF8.self)
+        let stored = StoredFavorite(item: item, favoritedAt: try row.decode(Date.self, column: "favorited_at"),
+                                    version: try row.decode(Int64.self, column: "version"))
+        return (stored, columns)
     }
 
     /// As writes keep the `item` column (``PostgresJSON``): sorted keys, ISO 8601 dates.

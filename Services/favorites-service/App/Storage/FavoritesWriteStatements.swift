@@ -45,7 +45,8 @@ enum FavoritesWriteStatements {
     /// again), there is no room, or `freeTitle` is held by another item ('title-taken'). A stream shorter than
     /// `maximum` cannot hold `maximum` favorites (each took an event), so only a longer one counts, and only when
     /// `counted`: without it, the statement reports 'count-first' and writes nothing, and the writer sends it again
-    /// counted. Reports: outcome, title holder, favorite found (JSON), earlier event (JSON).
+    /// counted. Reports: outcome, title holder, favorite found (JSON), earlier event (type, schema version, JSON, time,
+    /// version), the version an added favorite gets.
     static func favorite(_ snapshot: FavoriteSnapshot, as type: String, _ write: Write, freeTitle: String?,
                          maximum: Int, counted: Bool) throws -> SQL {
         let event = try NewEvent(id: write.eventID, type: type, data: snapshot, metadata: EventMetadata())
@@ -76,9 +77,10 @@ enum FavoritesWriteStatements {
                                'subtitle', kept.subtitle, 'imageURL', kept.image_url, 'price', kept.price,
                                'rating', kept.rating, 'localDate', kept.local_date, 'localTime', kept.local_time,
                                'rank', kept.rank, 'facts', kept.facts, 'written', kept.written, 'item', kept.item),
-                           'favoritedAt', extract(epoch FROM kept.favorited_at)) END AS kept_favorite,
+                           'favoritedAt', extract(epoch FROM kept.favorited_at), 'version', kept.version)
+                       END AS kept_favorite,
                        earlier.event_type, earlier.schema_version, earlier.data::text AS earlier_data,
-                       earlier.recorded_at
+                       earlier.recorded_at, earlier.version AS earlier_version
                   FROM (SELECT coalesce(max(version), 0) AS version FROM events
                          WHERE stream_id = \(write.stream)::text) AS head
                   LEFT JOIN events AS earlier
@@ -112,7 +114,7 @@ enum FavoritesWriteStatements {
                   FROM decision WHERE outcome = 'added'
             )
             SELECT outcome, title_holder, kept_favorite::text AS kept_favorite, event_type, schema_version,
-                   earlier_data, recorded_at
+                   earlier_data, recorded_at, earlier_version, next_version
               FROM decision
             """
     }
@@ -124,12 +126,13 @@ enum FavoritesWriteStatements {
             throw PostgresError.client("a favorite's statement reported \(outcome)")
         }
         let kept = try row.decode(String?.self, column: "kept_favorite").flatMap { text -> Favorite? in
-            guard case .confirmed(let snapshot, let favoritedAt)? = FavoriteEvent.decode(
+            guard case .confirmed(let snapshot, let favoritedAt, let version?)? = FavoriteEvent.decode(
                 type: FavoriteEvent.confirmedType, schemaVersion: 1, data: Data(text.utf8)) else { return nil }
-            return Favorite(snapshot, favoritedAt: favoritedAt)
+            return Favorite(snapshot, favoritedAt: favoritedAt, version: version)
         }
         return FavoriteReport(outcome: known, titleHolder: try row.decode(String?.self, column: "title_holder"),
-                              kept: kept, earlier: try FavoritesStore.earlierEvent(row))
+                              kept: kept, nextVersion: try row.decode(Int64.self, column: "next_version"),
+                              earlier: try FavoritesStore.earlierEvent(row))
     }
 
     /// DELETE of one favorite. Unkeyed: what is removed is recorded, nothing to remove writes nothing ('removed',

@@ -21,7 +21,7 @@ struct ListFavorites: Sendable {
         guard let rows else { return (version, nil) }
         let shown = rows.prefix(limit)
         let next = rows.count > limit ? shown.last.map {
-            FavoritePageCursor(after: $0.stored.favorite, version: $0.version, sort: sort).encoded
+            FavoritePageCursor(after: $0.columns, version: $0.stored.version, sort: sort).encoded
         } : nil
         return (version, StoredFavoritePage(items: shown.map(\.stored), nextCursor: next, version: version))
     }
