@@ -6,14 +6,20 @@
 # the median of its rounds, which alternate the sides; only 2xx answers count. Then the CPU per answer of each process
 # group, and each service's start-up time and memory. docs/benchmarks.md has the rest.
 #   bench/peers.sh [--quick] [--seconds 10] [--rounds 3] [--connections "16 32"] [--snapshot-ttl SECONDS]
+#                  [--workloads "toggle list ids signin"] [--profile 0|1]
 #   --quick: one 2 s round per figure, 20 users, the debug build: a smoke check.
+#   --workloads: only these (a change's own figures, while working on it; a published run has all four).
+#   --profile 1: perf samples favorites-service through the CPU runs of the toggles and the list, and prints where
+#   its time went (perf, Debian's linux-perf; symbols need the release build's debug info, which it has).
 # shellcheck source=scripts/lib/bench.sh
 source "$(dirname "$0")/../scripts/lib/bench.sh"
-seconds=10 warmup=3 rounds=3 connections="16 32" snapshot_ttl="" users=200
+seconds=10 warmup=3 rounds=3 connections="16 32" snapshot_ttl="" users=200 workloads="toggle list ids signin" profile=0
 bench_options "seconds=2 warmup=1 rounds=1 users=20" "$@"
 ((rounds >= 3 || quick)) || die "--rounds $rounds: a figure is the median of at least 3 rounds (--quick runs 1)"
 cost=10 password="benchmark passphrase" top="${connections##* }"  # cost: PocketBase's default, our sign-in replica's
 ensure_packages libpq-dev postgresql-15 curl wrk nginx python3-venv
+((profile)) && ensure_packages linux-perf
+runs() { [[ " $workloads " == *" $1 "* ]]; } # workload: whether this run measures it
 bench_build auth-service replay-upstream catalog-proxy favorites-service
 start_bench_postgres
 ttl=(${snapshot_ttl:+FAVORITES_SNAPSHOT_TTL_SECONDS="$snapshot_ttl"})
@@ -93,8 +99,12 @@ ticks() { # group
     if [[ "$1" == client ]]; then awk '{ print $16 + $17 }' /proc/$$/stat; else bench_cpu_ticks ${cpu_pids[$1]}; fi
 }
 measure_cpu() { # workload
-    local side group _
+    local side group _ perf_pid
     local -A before
+    if ((profile)); then
+        perf record -q -F 999 -g -o "$BENCH_WORK/perf-$1.data" -p "${BENCH_PID_OF[favorites]}" 2>/dev/null &
+        perf_pid=$!
+    fi
     for _ in $(seq "$rounds"); do
         for side in nginx pocketbase; do
             for group in "${groups[@]}"; do before[$group]="$(ticks "$group")"; done
@@ -106,26 +116,34 @@ measure_cpu() { # workload
             done >>"$BENCH_WORK/cpu.txt"
         done
     done
+    if ((profile)); then
+        kill -INT "$perf_pid" && wait "$perf_pid" || true
+        perf report -i "$BENCH_WORK/perf-$1.data" --no-children --sort dso,symbol --percent-limit 0.8 --stdio \
+            2>/dev/null | grep -v '^$' | grep -E '^ +[0-9]' | cut -c1-150 >"$BENCH_WORK/profile-$1.txt"
+    fi
 }
 
 # Each service's memory before the loads (VmRSS) and at their peak (VmHWM, at the end).
 mib() { awk -v field="$2:" '$1 == field { printf "%.1f", $2 / 1024 }' "/proc/${BENCH_PID_OF[$1]}/status"; }
 declare -A idle=([auth-signin]="$(mib auth-signin VmRSS)" [catalog]="$(mib catalog VmRSS)" [favorites]="$(mib favorites VmRSS)")
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-log_info "toggles, $rounds round(s) of ${seconds}s"
-measure toggle ours pocketbase nginx ours-on nginx-on pgbench pgbench-on lean lean-on
-measure_cpu toggle  # before the fill below changes what the toggles find
+if runs toggle; then
+    log_info "toggles, $rounds round(s) of ${seconds}s"
+    measure toggle ours pocketbase nginx ours-on nginx-on pgbench pgbench-on lean lean-on
+    measure_cpu toggle  # before the fill below changes what the toggles find
+fi
 log_info "every user holds the 5 items, on both sides; the list of 5, the heart ids, sign-in at bcrypt cost $cost"
 ours_tokens  # access tokens live 15 minutes at most
 tool fill ours "${BENCH_URL[favorites]}" "$BENCH_WORK/tokens-ours.txt" "$BENCH_WORK/items.txt"
 tool fill pocketbase "${BENCH_URL[pocketbase]}" "$BENCH_WORK/tokens-pocketbase.txt" "$BENCH_WORK/items.txt"
-measure list ours pocketbase nginx
-measure_cpu list
+runs list && measure list ours pocketbase nginx && measure_cpu list
 ours_tokens
-measure ids ours pocketbase nginx
-measure signin ours pocketbase nginx
-# auth-service's per-address throttle (no setting): every sign-in from one address, a check rather than a figure.
-one_address=1 load signin ours "$top" "$seconds" "signin/ours-one-address/$top"
+runs ids && measure ids ours pocketbase nginx
+if runs signin; then
+    measure signin ours pocketbase nginx
+    # auth-service's per-address throttle (no setting): every sign-in from one address, a check rather than a figure.
+    one_address=1 load signin ours "$top" "$seconds" "signin/ours-one-address/$top"
+fi
 
 show() { psql "$1" -qAt -c "SHOW $2"; }
 echo "FavoriteMe vs PocketBase $POCKETBASE_VERSION, $users users, ${seconds}s rounds; load average $load_before before," \
@@ -137,6 +155,11 @@ echo "ours: PostgreSQL 15, fsync=$(show "$BENCH_PG_URL" fsync), synchronous_comm
 tool figures "$BENCH_WORK/figures.txt" pocketbase pgbench/lean pgbench-on/lean-on
 echo "CPU per 2xx answer, ms ($top connections, the median of $rounds run(s); ours through nginx):"
 tool cpu "$BENCH_WORK/cpu.txt"
+for profiled in "$BENCH_WORK"/profile-*.txt; do
+    [[ -e "$profiled" ]] || continue
+    echo "favorites-service under ${profiled##*profile-} (perf, self time by library and symbol, above 0.8 %):"
+    cat "$profiled"
+done
 for service in auth-signin catalog favorites; do
     echo "$service: start→ready ${BENCH_READY_MS[$service]} ms (migrations included), VmRSS ${idle[$service]} MiB" \
         "before the loads, VmHWM $(mib "$service" VmHWM) MiB after them"
