@@ -18,7 +18,7 @@ bench_options "seconds=2 warmup=1 rounds=1 users=20" "$@"
 ((rounds >= 3 || quick)) || die "--rounds $rounds: a figure is the median of at least 3 rounds (--quick runs 1)"
 cost=10 password="benchmark passphrase" top="${connections##* }"  # cost: PocketBase's default, our sign-in replica's
 ensure_packages libpq-dev postgresql-15 curl wrk nginx python3-venv
-((profile)) && ensure_packages linux-perf
+((profile)) && ensure_packages perf
 runs() { [[ " $workloads " == *" $1 "* ]]; } # workload: whether this run measures it
 bench_build auth-service replay-upstream catalog-proxy favorites-service
 start_bench_postgres

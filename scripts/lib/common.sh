@@ -53,7 +53,7 @@ nginx_bin() {
 declare -A _REQUIREMENT_PACKAGES=(
     [libpq-dev]="libpq-dev pkg-config" [postgresql-15]="postgresql-15 postgresql-client-15" [nginx]=nginx
     [curl]=curl [python3]=python3 [python3-venv]="python3 python3-venv" [openssl]=openssl [wrk]=wrk
-    [promtool]=prometheus [shellcheck]=shellcheck [envsubst]=gettext-base
+    [promtool]=prometheus [shellcheck]=shellcheck [envsubst]=gettext-base [perf]=linux-perf
     [docker-compose]=docker-compose # v1, enough for `config`; v2 is not in Debian 12
 )
 
