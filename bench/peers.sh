@@ -118,8 +118,12 @@ measure_cpu() { # workload
     done
     if ((profile)); then
         kill -INT "$perf_pid" && wait "$perf_pid" || true
-        perf report -i "$BENCH_WORK/perf-$1.data" --no-children --sort dso,symbol --percent-limit 0.8 --stdio \
-            2>/dev/null | grep -v '^$' | grep -E '^ +[0-9]' | cut -c1-150 >"$BENCH_WORK/profile-$1.txt"
+        # Self time by symbol, then time spent in our own modules' frames and below them (call graphs).
+        { perf report -i "$BENCH_WORK/perf-$1.data" --no-children --sort dso,symbol --percent-limit 0.8 --stdio
+          echo "-- with callees, our modules' frames:"
+          perf report -i "$BENCH_WORK/perf-$1.data" --children --sort symbol --percent-limit 2 --stdio -g none |
+              grep -E 'FavoritesService|ServiceKit|Postgres|Hummingbird|EventStore|Contracts' | head -n 40
+        } 2>/dev/null | grep -E '^ +[0-9]' | swift demangle --simplified | cut -c1-170 >"$BENCH_WORK/profile-$1.txt"
     fi
 }
 

@@ -96,6 +96,14 @@ import Testing
         }
     }
 
+    /// A favorite's time is written as the Contracts' encoder writes it, whatever the date.
+    @Test(arguments: [0, 1_700_000_000, 1_700_000_000.999, 951_782_400, 4_102_444_799.5])
+    func aStoredFavoritesTimeIsWrittenAsTheEncoderWritesIt(_ seconds: Double) throws {
+        let date = Date(timeIntervalSince1970: seconds)
+        let encoded = String(decoding: try ServiceJSON.encoder.encode([date]), as: UTF8.self)
+        #expect(encoded == "[\"\(StoredJSON.timestamp(date))\"]")
+    }
+
     /// Favorites recorded before the catalog sized the museum's pictures (Google-hosted `=s0`, IIIF `full/max`) are
     /// sized in the view once, as `SizedImage.cell` does; their events keep what the catalog answered then, and a
     /// rebuild from them sizes them alike. The log's streams go on where they were.

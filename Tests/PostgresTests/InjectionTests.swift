@@ -15,6 +15,18 @@ import Testing
         "E'\\x41'",
     ]
 
+    /// A fragment's parameters are numbered after the statement's own, however many digits; a `$` that numbers
+    /// nothing is left as it is.
+    @Test func aFragmentsParametersFollowTheStatements() {
+        let fragment: SQL = """
+            a IN (\(1), \(2), \(3), \(4), \(5), \(6), \(7), \(8), \(9)) AND b = '$' || \(10) || '$x'
+            """
+        let statement: SQL = "SELECT \(0) WHERE \(fragment: fragment) AND c = \(11)"
+        #expect(statement.text
+            == "SELECT $1 WHERE a IN ($2, $3, $4, $5, $6, $7, $8, $9, $10) AND b = '$' || $11 || '$x' AND c = $12")
+        #expect(statement.parameters == (0...11).map { String($0) })
+    }
+
     @Test func hostileValuesAreStoredVerbatim() async throws {
         try await withTestPool { pool, _ in
             try await pool.query("CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)")

@@ -194,8 +194,12 @@ public enum EventStore {
 
     /// The stream's current version (0 when it has no events).
     public static func version(of stream: String, on connection: isolated PostgresConnection) async throws -> Int64 {
-        try await connection.query("SELECT coalesce(max(version), 0) FROM events WHERE stream_id = \(stream)",
-                                   prepare: true).scalar(Int64.self)
+        try await connection.query(versionStatement(of: stream), prepare: true).scalar(Int64.self)
+    }
+
+    /// What ``version(of:on:)`` sends, for a caller that pipelines it with statements of its own.
+    public static func versionStatement(of stream: String) -> SQL {
+        "SELECT coalesce(max(version), 0) FROM events WHERE stream_id = \(stream)"
     }
 
     /// The stream's events with a version above `version`, oldest first.

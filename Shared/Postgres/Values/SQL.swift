@@ -65,21 +65,31 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
         /// Another statement's text and parameters, spliced in (its `$n` renumbered after this one's): for a condition
         /// or a clause several statements share, written once.
         public mutating func appendInterpolation(fragment: SQL) {
-            let offset = sql.parameters.count
-            var text = ""
-            var rest = fragment.text[...]
-            while let dollar = rest.firstIndex(of: "$") {
-                text += rest[..<dollar]
-                let digits = rest[rest.index(after: dollar)...].prefix(while: { $0.isASCII && $0.isNumber })
-                if let number = Int(digits) {
-                    text += "$\(number + offset)"
-                } else {
-                    text += "$"
-                }
-                rest = rest[rest.index(dollar, offsetBy: 1 + digits.count)...]
-            }
-            sql.text += text + rest
+            sql.text += Self.renumbered(fragment.text, after: sql.parameters.count)
             sql.parameters += fragment.parameters
+        }
+
+        /// `text` with each `$n` made `$(n + offset)`. Over UTF-8 bytes: `$` and digits are ASCII, and a statement
+        /// is built on every request.
+        static func renumbered(_ text: String, after offset: Int) -> String {
+            guard offset > 0 else { return text }
+            let dollar = UInt8(ascii: "$"), zero = UInt8(ascii: "0"), nine = UInt8(ascii: "9")
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(text.utf8.count + 16)
+            var afterDollar = false
+            var number: Int?  // the digits read since a `$`
+            for byte in text.utf8 {
+                if afterDollar, (zero...nine).contains(byte) {
+                    number = (number ?? 0) * 10 + Int(byte - zero)
+                    continue
+                }
+                if let finished = number { bytes += Array(String(finished + offset).utf8) }
+                number = nil
+                afterDollar = byte == dollar
+                bytes.append(byte)
+            }
+            if let finished = number { bytes += Array(String(finished + offset).utf8) }
+            return String(decoding: bytes, as: UTF8.self)
         }
 
         mutating func bind(_ text: String?) {

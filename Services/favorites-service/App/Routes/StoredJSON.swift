@@ -6,28 +6,34 @@ import ServiceKit
 /// its item's stored JSON is written in beside them, byte for byte. The answers read as the Contracts types do
 /// (`Favorite`, `FavoritePage`); only the order of keys differs (`item` first).
 enum StoredJSON {
-    /// A favorite's fields but its item, as `Favorite` encodes them.
-    private struct Fields: Encodable {
-        var favoritedAt: Date
-        var version: Int64
+    /// A favorite: `{"item":<stored>,"favoritedAt":…,"version":…}`, its other fields as `Favorite` encodes them (keys
+    /// sorted, the date as ISO 8601 in whole seconds), written directly: a list writes one per item.
+    static func favorite(_ stored: StoredFavorite, into bytes: inout [UInt8]) {
+        bytes += #"{"item":"#.utf8
+        bytes += stored.item.utf8
+        bytes += #","favoritedAt":""#.utf8
+        bytes += timestamp(stored.favoritedAt).utf8
+        bytes += #"","version":"#.utf8
+        bytes += String(stored.version).utf8
+        bytes.append(UInt8(ascii: "}"))
     }
 
-    /// A favorite: `{"item":<stored>,` and the rest of its encoded fields.
-    static func favorite(_ stored: StoredFavorite, into bytes: inout [UInt8]) throws {
-        var fields = try ServiceJSON.encoder.encode(Fields(favoritedAt: stored.favoritedAt, version: stored.version))
-        guard fields.first == UInt8(ascii: "{") else { throw Malformed() }
-        fields.removeFirst()
-        bytes += Array(#"{"item":"#.utf8)
-        bytes += Array(stored.item.utf8)
-        bytes.append(UInt8(ascii: ","))
-        bytes += fields
+    /// `date` as ``ServiceJSON``'s encoder writes it: `2026-11-23T09:14:05Z`, in UTC, the fraction of a second dropped.
+    static func timestamp(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let year = String(parts.tm_year + 1900)
+        return year + "-" + two(parts.tm_mon + 1) + "-" + two(parts.tm_mday) + "T" + two(parts.tm_hour) + ":"
+            + two(parts.tm_min) + ":" + two(parts.tm_sec) + "Z"
     }
 
     /// A page: `FavoritePage`'s fields, its items as ``favorite(_:into:)`` writes them.
     static func page(_ page: StoredFavoritePage) throws -> Data {
         let rest = try ServiceJSON.encoder.encode(FavoritePage(items: [], nextCursor: page.nextCursor,
                                                                version: page.version))
-        return try array(page.items, named: "items", around: rest) { try favorite($0, into: &$1) }
+        return try array(page.items, named: "items", around: rest) { favorite($0, into: &$1) }
     }
 
     /// A change: `{"favorite":<favorite as above>,` and the rest of its encoded fields, or the change as encoded.
@@ -40,7 +46,7 @@ enum StoredJSON {
         guard fields.first == UInt8(ascii: "{") else { throw Malformed() }
         fields.removeFirst()
         bytes += Array(#"{"favorite":"#.utf8)
-        try Self.favorite(favorite, into: &bytes)
+        Self.favorite(favorite, into: &bytes)
         if fields.first != UInt8(ascii: "}") { bytes.append(UInt8(ascii: ",")) }
         bytes += fields
     }

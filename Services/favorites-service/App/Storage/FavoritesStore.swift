@@ -52,9 +52,9 @@ struct FavoritesStore: Sendable {
     /// (or a card's fact) contains `text` when one is given, each with what its columns say (for the next cursor).
     /// Keyset pagination: each page starts where the last one ended, whatever was added or removed in
     /// between. Items without the value sorted on come last, by id.
+    /// Its rows are read with ``stored(_:)`` (and ``snapshot(_:)`` for the next page's cursor).
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
-                     limit: Int, on connection: isolated PostgresConnection) async throws
-        -> [(stored: StoredFavorite, columns: FavoriteSnapshot)]
+                     limit: Int) -> SQL
     {
         let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
         let mine: SQL = """
@@ -73,12 +73,11 @@ struct FavoritesStore: Sendable {
         case .date: (soonerFirst(after: cursor.when, cursor.itemId),
                      "((local_date || 'T' || coalesce(local_time, '')) COLLATE \"C\") NULLS LAST, item_id")
         }
-        let result = try await connection.query("""
+        return """
             SELECT \(raw: columns) FROM favorites
              WHERE \(fragment: mine) AND \(fragment: after)
              ORDER BY \(raw: order) LIMIT \(limit)
-            """, prepare: true)
-        return try result.rows.map(stored)
+            """
     }
 
     /// An event's "when" as ``FavoriteSnapshot/when`` computes it, compared byte by byte (ISO 8601 text in time
@@ -118,35 +117,33 @@ struct FavoritesStore: Sendable {
             .replacingOccurrences(of: "_", with: "\\_")
     }
 
-    static func ids(user: UUID, experience: ExperienceID, on connection: isolated PostgresConnection) async throws
-        -> [String]
-    {
-        try await connection.query("""
-            SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue)
-             ORDER BY item_id
-            """, prepare: true).values(String.self)
+    /// The ids of the user's favorites of one experience, sorted (one column, `item_id`).
+    static func ids(user: UUID, experience: ExperienceID) -> SQL {
+        "SELECT item_id FROM favorites WHERE user_id = \(user) AND experience = \(experience.rawValue) ORDER BY item_id"
     }
 
-    /// The user's stream version (what `ETag`s follow) and, unless `isCurrent` says the client already holds that
-    /// version, what `read` returns: one lease, so one trip to the session's thread.
-    func versioned<Value: Sendable>(
-        user: UUID,
-        unless isCurrent: @escaping @Sendable (Int64) -> Bool,
-        read: @escaping @Sendable (isolated PostgresConnection) async throws -> Value
-    ) async throws -> (version: Int64, value: Value?) {
-        let stream = Self.stream(of: user)
-        return try await pool.withSession { connection in
-            let version = try await EventStore.version(of: stream, on: connection)
-            return await (version, isCurrent(version) ? nil : try read(connection))
-        }
+    /// The user's stream version (what `ETag`s follow) and the rows of `read`, sent together: one round trip.
+    func versioned(user: UUID, reading read: SQL) async throws -> (version: Int64, rows: QueryResult) {
+        let statements = [EventStore.versionStatement(of: Self.stream(of: user)), read]
+        let results = try await pool.withSession { try await $0.pipeline(statements, prepare: true) }
+        return (try results[0].scalar(Int64.self), results[1])
     }
 
-    /// A row of ``columns``: the favorite, its item as stored, and what the columns say. A favorite recorded before
-    /// items were kept (`item` NULL) gets the one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
-    static func stored(_ row: PostgresRow) throws -> (stored: StoredFavorite, columns: FavoriteSnapshot) {
+    /// A row of ``columns``: the favorite, its item as stored, never decoded. A favorite recorded before items were
+    /// kept (`item` NULL) gets the one its columns say, encoded here (``FavoriteSnapshot/cellItem``).
+    static func stored(_ row: PostgresRow) throws -> StoredFavorite {
+        let item = try row.decode(String?.self, column: "item")
+            ?? String(decoding: try cellEncoder.encode(snapshot(row).cellItem), as: UTF8.self)
+        return StoredFavorite(item: item, favoritedAt: try row.decode(Date.self, column: "favorited_at"),
+                              version: try row.decode(Int64.self, column: "version"))
+    }
+
+    /// What a row of ``columns`` says of its item besides the stored copy: what lists sort and filter on (a page's
+    /// cursor), and the copy of a favorite recorded before items were kept.
+    static func snapshot(_ row: PostgresRow) throws -> FavoriteSnapshot {
         let facts = try row.decode(String?.self, column: "facts")
             .flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
-        let columns = FavoriteSnapshot(
+        return FavoriteSnapshot(
             experience: try row.decode(String.self, column: "experience"),
             itemId: try row.decode(String.self, column: "item_id"), title: try row.decode(String.self, column: "title"),
             subtitle: try row.decode(String?.self, column: "subtitle"),
@@ -157,11 +154,6 @@ struct FavoritesStore: Sendable {
             localTime: try row.decode(String?.self, column: "local_time"),
             rank: try row.decode(Int?.self, column: "rank"), facts: facts,
             written: try row.decode(Bool.self, column: "written") ? true : nil)
-        let item = try row.decode(String?.self, column: "item")
-            ?? String(decoding: try cellEncoder.encode(columns.cellItem), as: UTF8.self)
-        let stored = StoredFavorite(item: item, favoritedAt: try row.decode(Date.self, column: "favorited_at"),
-                                    version: try row.decode(Int64.self, column: "version"))
-        return (stored, columns)
     }
 
     /// As writes keep the `item` column (``PostgresJSON``): sorted keys, ISO 8601 dates.

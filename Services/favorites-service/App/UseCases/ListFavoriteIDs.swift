@@ -8,12 +8,12 @@ struct ListFavoriteIDs: Sendable {
 
     /// The user's stream version, and the ids unless `isCurrent(version)` says the caller holds them.
     func callAsFunction(of user: UUID, in experience: ExperienceID,
-                        unless isCurrent: @escaping @Sendable (Int64) -> Bool)
+                        unless isCurrent: (Int64) -> Bool)
         async throws -> (version: Int64, ids: FavoriteIDs?)
     {
-        let (version, ids) = try await store.versioned(user: user, unless: isCurrent) { connection in
-            try await FavoritesStore.ids(user: user, experience: experience, on: connection)
-        }
-        return (version, ids.map { FavoriteIDs(experience: experience, itemIds: $0, version: version) })
+        let (version, rows) = try await store.versioned(user: user,
+                                                        reading: FavoritesStore.ids(user: user, experience: experience))
+        guard !isCurrent(version) else { return (version, nil) }
+        return (version, FavoriteIDs(experience: experience, itemIds: try rows.values(String.self), version: version))
     }
 }

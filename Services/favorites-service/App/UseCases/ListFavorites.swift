@@ -10,19 +10,20 @@ struct ListFavorites: Sendable {
 
     /// The user's stream version, and the page after `cursor` unless `isCurrent(version)` says the caller holds it.
     func callAsFunction(of user: UUID, in experience: ExperienceID, sort: FavoriteSort, after cursor: FavoritePageCursor,
-                        matching text: String?, limit: Int, unless isCurrent: @escaping @Sendable (Int64) -> Bool)
+                        matching text: String?, limit: Int, unless isCurrent: (Int64) -> Bool)
         async throws -> (version: Int64, page: StoredFavoritePage?)
     {
-        let (version, rows) = try await store.versioned(user: user, unless: isCurrent) { connection in
-            // One row more than shown: whether there is a next page.
-            try await FavoritesStore.page(user: user, experience: experience, after: cursor, matching: text,
-                                          limit: limit + 1, on: connection)
-        }
-        guard let rows else { return (version, nil) }
+        // One row more than shown: whether there is a next page.
+        let (version, result) = try await store.versioned(user: user, reading: FavoritesStore.page(
+            user: user, experience: experience, after: cursor, matching: text, limit: limit + 1))
+        guard !isCurrent(version) else { return (version, nil) }
+        let rows = result.rows
         let shown = rows.prefix(limit)
-        let next = rows.count > limit ? shown.last.map {
-            FavoritePageCursor(after: $0.columns, version: $0.stored.version, sort: sort).encoded
+        let next = try rows.count > limit ? shown.last.map { row in
+            let version = try row.decode(Int64.self, column: "version")
+            return FavoritePageCursor(after: try FavoritesStore.snapshot(row), version: version, sort: sort).encoded
         } : nil
-        return (version, StoredFavoritePage(items: shown.map(\.stored), nextCursor: next, version: version))
+        return (version, StoredFavoritePage(items: try shown.map(FavoritesStore.stored), nextCursor: next,
+                                            version: version))
     }
 }
