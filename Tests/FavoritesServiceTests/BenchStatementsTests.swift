@@ -83,7 +83,7 @@ import Testing
         let expressions = try expressions()
         let request = WriteRequest(user: user, eventID: event, id: event, requestID: "00000000-0000-0000-0000-000000000000")
         let write = FavoritesWriteStatements.Write(request, at: now)
-        let favorite = try FavoritesWriteStatements.favorite(FavoriteSnapshot(item: item), as: FavoriteEvent.addedType,
+        let favorite = FavoritesWriteStatements.favorite(try .init(FavoriteSnapshot(item: item)), as: FavoriteEvent.addedType,
                                                              write, freeTitle: nil, maximum: 5000, counted: false)
         let unfavorite = FavoritesWriteStatements.unfavorite(itemId, of: .ticketmaster, write)
         let pipeline = { (statement: SQL) in

@@ -24,7 +24,8 @@ import Testing
             async throws -> Favorited
         {
             if recent.item(itemId, in: experience) == nil {
-                recent.remember(CatalogItem(id: itemId, experience: experience, title: "Painting \(itemId)"))
+                recent.remember(try .init(FavoriteSnapshot(item: CatalogItem(id: itemId, experience: experience,
+                                                                              title: "Painting \(itemId)"))))
             }
             let favorite = FavoriteItem(
                 writer: writer, catalog: CatalogPeer(baseURL: "http://127.0.0.1:9", httpClient: .shared),

@@ -39,7 +39,7 @@ import Testing
                                          metrics: NOOPMetricsHandler.instance)
             let recent = RecentItems(lifetime: .seconds(600))
             let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch")
-            recent.remember(item)  // the copy of a moment ago: the write asks the catalog nothing
+            recent.remember(try .init(FavoriteSnapshot(item: item)))  // the copy of a moment ago: the write asks the catalog nothing
             let favorite = FavoriteItem(
                 writer: writer, catalog: CatalogPeer(baseURL: "http://127.0.0.1:9", httpClient: .shared),
                 recent: recent, maximumFavorites: 10)

@@ -47,12 +47,11 @@ enum FavoritesWriteStatements {
     /// `counted`: without it, the statement reports 'count-first' and writes nothing, and the writer sends it again
     /// counted. Reports: outcome, title holder, favorite found (JSON), earlier event (type, schema version, JSON, time,
     /// version), the version an added favorite gets.
-    static func favorite(_ snapshot: FavoriteSnapshot, as type: String, _ write: Write, freeTitle: String?,
-                         maximum: Int, counted: Bool) throws -> SQL {
-        let event = try NewEvent(id: write.eventID, type: type, data: snapshot, metadata: EventMetadata())
+    static func favorite(_ encoded: EncodedSnapshot, as type: String, _ write: Write, freeTitle: String?,
+                         maximum: Int, counted: Bool) -> SQL {
+        let snapshot = encoded.snapshot
         let (user, experience, itemId) = (write.user, snapshot.experience, snapshot.itemId)
-        let facts = snapshot.facts.map { PostgresJSON($0) }
-        let item = snapshot.item.map { PostgresJSON($0) }
+        let (data, facts, item) = (encoded.data, encoded.facts, encoded.item)
         return """
             WITH decision AS MATERIALIZED (
                 SELECT CASE
@@ -100,7 +99,7 @@ enum FavoritesWriteStatements {
                                     recorded_at)
                 SELECT \(write.stream)::text, next_version, \(write.eventID)::uuid,
                        CASE outcome WHEN 'added' THEN \(type)::text ELSE \(FavoriteEvent.confirmedType)::text END, 1,
-                       CASE outcome WHEN 'added' THEN \(event.data)::json ELSE kept_favorite END,
+                       CASE outcome WHEN 'added' THEN \(data)::json ELSE kept_favorite END,
                        \(write.metadata)::json, \(write.now)::timestamptz
                   FROM decision WHERE outcome IN ('added', 'confirmed')
             ), viewed AS (
@@ -117,6 +116,22 @@ enum FavoritesWriteStatements {
                    earlier_data, recorded_at, earlier_version, next_version
               FROM decision
             """
+    }
+
+    /// A snapshot with the JSON a favorite's statement binds, encoded once: the event's data, the view's copies of the
+    /// item and the facts. ``RecentItems`` keeps these, so that favoriting an item again encodes nothing.
+    struct EncodedSnapshot: Sendable {
+        let snapshot: FavoriteSnapshot
+        let data: String
+        let item: String?
+        let facts: String?
+
+        init(_ snapshot: FavoriteSnapshot) throws {
+            self.snapshot = snapshot
+            data = try NewEvent(id: UUID(), type: "", data: snapshot, metadata: EventMetadata()).data
+            item = snapshot.item.map { PostgresJSON($0).postgresText }
+            facts = snapshot.facts.map { PostgresJSON($0).postgresText }
+        }
     }
 
     /// What ``favorite(_:as:_:freeTitle:maximum:counted:)`` reports.

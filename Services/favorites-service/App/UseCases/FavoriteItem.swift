@@ -10,7 +10,7 @@ import ServiceKit
 struct FavoriteItem: Sendable {
     let writer: FavoritesWriter
     let catalog: CatalogPeer
-    /// Items looked up a moment ago, by any user: their snapshot without another hop to the catalog.
+    /// Items looked up a moment ago, by any user: their snapshot, encoded, without another hop to the catalog.
     let recent: RecentItems
     /// Favorites one user may keep in one experience.
     let maximumFavorites: Int
@@ -24,24 +24,24 @@ struct FavoriteItem: Sendable {
     func callAsFunction(_ itemId: String, in experience: Experience, by request: WriteRequest, call: CatalogCall)
         async throws -> Favorited
     {
-        let item: CatalogItem
+        let encoded: FavoritesWriteStatements.EncodedSnapshot
         if let copy = recent.item(itemId, in: experience.id) {
-            item = copy
+            encoded = copy
         } else {
             if let eventID = request.eventID,
                let answer = try await writer.store.earlierEvent(eventID, of: request.user)?.answer {
                 return answer
             }
-            item = try await catalog.item(itemId, in: experience.id, bearer: call.bearer,
-                                          requestID: request.requestID, logger: call.logger)
-            recent.remember(item)
+            let item = try await catalog.item(itemId, in: experience.id, bearer: call.bearer,
+                                              requestID: request.requestID, logger: call.logger)
+            encoded = try .init(FavoriteSnapshot(item: item))
+            recent.remember(encoded)
         }
         // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`): another spelling
         // stored here could never be unfavorited by it, nor fill its heart.
-        guard item.id == itemId else { throw FavoritesRefusal.spelledOtherwise(item.id) }
-        let snapshot = FavoriteSnapshot(item: item)
-        return try await writer.favorite(snapshot, as: FavoriteEvent.addedType, by: request,
-                                         freeTitle: experience.userWrittenItems ? snapshot.title : nil,
+        guard encoded.snapshot.itemId == itemId else { throw FavoritesRefusal.spelledOtherwise(encoded.snapshot.itemId) }
+        return try await writer.favorite(encoded, as: FavoriteEvent.addedType, by: request,
+                                         freeTitle: experience.userWrittenItems ? encoded.snapshot.title : nil,
                                          maximum: maximumFavorites)
     }
 }

@@ -37,13 +37,14 @@ struct FavoritesWriter: Sendable {
     /// Favorites `snapshot` (an event of `type`: a catalog item's or a card's) for `request`, at `now`; where users
     /// write items, `freeTitle` must not be another item's. A stream long enough to have reached `maximum` is sent
     /// again counting (a second transaction, which decides everything anew under the lock).
-    func favorite(_ snapshot: FavoriteSnapshot, as type: String, by request: WriteRequest, freeTitle: String?,
-                  maximum: Int) async throws -> Favorited {
+    func favorite(_ encoded: FavoritesWriteStatements.EncodedSnapshot, as type: String, by request: WriteRequest,
+                  freeTitle: String?, maximum: Int) async throws -> Favorited {
         let now = Date().inPostgresPrecision  // the first answer's time equals its retry's, read back
         let write = FavoritesWriteStatements.Write(request, at: now)
+        let snapshot = encoded.snapshot
         for counted in [false, true] {
-            let statement = try FavoritesWriteStatements.favorite(snapshot, as: type, write, freeTitle: freeTitle,
-                                                                  maximum: maximum, counted: counted)
+            let statement = FavoritesWriteStatements.favorite(encoded, as: type, write, freeTitle: freeTitle,
+                                                              maximum: maximum, counted: counted)
             let report = try await self.write(statement, of: request.user) { row in
                 let report = try FavoritesWriteStatements.favoriteReport(row)
                 let appended = report.outcome == .added ? type : FavoriteEvent.confirmedType

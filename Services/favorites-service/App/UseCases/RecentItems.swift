@@ -12,7 +12,7 @@ final class RecentItems: Sendable {
         var id: String
     }
 
-    private let entries = Locked<[Key: (item: CatalogItem, until: ContinuousClock.Instant)]>([:])
+    private let entries = Locked<[Key: (item: FavoritesWriteStatements.EncodedSnapshot, until: ContinuousClock.Instant)]>([:])
     let lifetime: Duration
     /// Bound on the copies kept: past it, the expired ones go, and if that is not enough, all of them.
     let capacity: Int
@@ -23,21 +23,24 @@ final class RecentItems: Sendable {
     }
 
     /// The copy of the item with this id (the catalog's own spelling), if one is fresh.
-    func item(_ id: String, in experience: ExperienceID, now: ContinuousClock.Instant = .now) -> CatalogItem? {
+    func item(_ id: String, in experience: ExperienceID, now: ContinuousClock.Instant = .now)
+        -> FavoritesWriteStatements.EncodedSnapshot?
+    {
         entries.withLock { entries in
             guard let entry = entries[Key(experience: experience, id: id)], now < entry.until else { return nil }
             return entry.item
         }
     }
 
-    func remember(_ item: CatalogItem, now: ContinuousClock.Instant = .now) {
+    func remember(_ item: FavoritesWriteStatements.EncodedSnapshot, now: ContinuousClock.Instant = .now) {
         guard lifetime > .zero else { return }
         entries.withLock { entries in
             if entries.count >= capacity {
                 entries = entries.filter { now < $0.value.until }
                 if entries.count >= capacity { entries.removeAll() }
             }
-            entries[Key(experience: item.experience, id: item.id)] = (item, now + lifetime)
+            entries[Key(experience: ExperienceID(rawValue: item.snapshot.experience), id: item.snapshot.itemId)] =
+                (item, now + lifetime)
         }
     }
 }

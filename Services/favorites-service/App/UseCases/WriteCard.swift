@@ -13,7 +13,7 @@ struct WriteCard: Sendable {
     func callAsFunction(_ card: Card, in experience: Experience, by request: WriteRequest) async throws -> Favorite {
         guard experience.userWrittenItems else { throw FavoritesRefusal.noWrittenItems(experience.id.rawValue) }
         let snapshot = FavoriteSnapshot(card: card, experience: experience.id, itemId: Card.itemID(for: request.id))
-        return try await writer.favorite(snapshot, as: FavoriteEvent.cardWrittenType, by: request,
+        return try await writer.favorite(try .init(snapshot), as: FavoriteEvent.cardWrittenType, by: request,
                                          freeTitle: card.title, maximum: maximumFavorites).favorite
     }
 }
