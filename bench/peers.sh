@@ -60,8 +60,7 @@ load() { # workload side connections seconds [figure]
     if [[ "$2" == pgbench* || "$2" == lean* ]]; then
         [[ "$2" == *-on ]] && options="-c synchronous_commit=on"
         [[ "$2" == lean* ]] && script=lean
-        # The services' own session settings (Shared/Postgres's ConnectionConfiguration): generic plans.
-        PGOPTIONS="-c search_path=pgbench -c plan_cache_mode=force_generic_plan $options" pgbench -n -M prepared "${toggle_values[@]}" \
+        PGOPTIONS="-c search_path=pgbench $options" pgbench -n -M prepared "${toggle_values[@]}" \
             -f "bench/sql/toggle-$script.sql" -c "$3" -j 2 -T "$4" "$BENCH_PG_URL" \
             >"$BENCH_WORK/pgbench.txt" 2>&1 || { cat "$BENCH_WORK/pgbench.txt" >&2; die "pgbench failed"; }
         result="$(awk '/^tps = / { printf "%.2f", $3 * 2 }' "$BENCH_WORK/pgbench.txt") - 0 0 - 0"

@@ -38,13 +38,10 @@ public struct ConnectionConfiguration: Sendable {
     }
 
     /// The settings every session gets: UTC ISO timestamps and exact floats (what our decoders expect), no NOTICE
-    /// noise on stderr, the two timeouts, and generic plans.
+    /// noise on stderr, and the two timeouts.
     var sessionOptions: String {
         var options = [
             "-c TimeZone=UTC", "-c DateStyle=ISO", "-c extra_float_digits=3", "-c client_min_messages=warning",
-            // Our statements are prepared once per session and look rows up by keys, so one plan fits every value.
-            // Left to choose, the server planned optional filters (`$1 IS NULL OR …`) anew on each execution.
-            "-c plan_cache_mode=force_generic_plan",
             "-c statement_timeout=\(Self.milliseconds(statementTimeout))",
             "-c idle_in_transaction_session_timeout=\(Self.milliseconds(idleInTransactionTimeout))",
             // The server's side of the TCP keepalive (libpq's `keepalives_*` are the client's): a backend whose client

@@ -56,13 +56,18 @@ struct FavoritesStore: Sendable {
     static func page(user: UUID, experience: ExperienceID, after cursor: FavoritePageCursor, matching text: String?,
                      limit: Int) -> SQL
     {
-        let pattern = text.map { "%" + escapedForLike($0.lowercased()) + "%" }
-        let mine: SQL = """
-            user_id = \(user) AND experience = \(experience.rawValue)
-            AND (\(pattern)::text IS NULL OR lower(normalize(title, NFC)) LIKE \(pattern) ESCAPE '\\'
-                 OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(facts) AS fact
-                             WHERE lower(normalize(fact, NFC)) LIKE \(pattern) ESCAPE '\\'))
+        // Without a text, a statement without its filter: one whose plan is the same for every value, so the
+        // server keeps one plan rather than planning an optional filter anew on each execution.
+        let mine: SQL = if let text {
             """
+            user_id = \(user) AND experience = \(experience.rawValue)
+            AND (lower(normalize(title, NFC)) LIKE \(Self.containing(text)) ESCAPE '\\'
+                 OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(facts) AS fact
+                             WHERE lower(normalize(fact, NFC)) LIKE \(Self.containing(text)) ESCAPE '\\'))
+            """
+        } else {
+            "user_id = \(user) AND experience = \(experience.rawValue)"
+        }
         let (after, order): (SQL, StaticString) = switch cursor.sort {
         case .recent: ("version < \(cursor.version)", "version DESC")
         case .oldest: ("version > \(cursor.version)", "version")
@@ -110,6 +115,9 @@ struct FavoritesStore: Sendable {
                   OR (\(raw: column) = \(value)::float8 AND item_id > \(itemId)) END
         """
     }
+
+    /// A `LIKE` pattern of what contains `text`, in lower case.
+    static func containing(_ text: String) -> String { "%" + escapedForLike(text.lowercased()) + "%" }
 
     /// `%`, `_` and the escape character match only themselves.
     static func escapedForLike(_ text: String) -> String {
