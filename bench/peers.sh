@@ -101,10 +101,7 @@ ticks() { # group
 measure_cpu() { # workload
     local side group _ perf_pid
     local -A before
-    if ((profile)); then
-        perf record -q -F 999 -g -o "$BENCH_WORK/perf-$1.data" -p "${BENCH_PID_OF[favorites]}" 2>/dev/null &
-        perf_pid=$!
-    fi
+    ((profile)) && { perf record -q -F 999 -g -o "$BENCH_WORK/perf-$1.data" -p "${BENCH_PID_OF[favorites]}" & perf_pid=$!; }
     for _ in $(seq "$rounds"); do
         for side in nginx pocketbase; do
             for group in "${groups[@]}"; do before[$group]="$(ticks "$group")"; done
@@ -120,7 +117,6 @@ measure_cpu() { # workload
         kill -INT "$perf_pid" && wait "$perf_pid" || true
         # Self time by symbol, then time spent in our own modules' frames and below them (call graphs).
         { perf report -i "$BENCH_WORK/perf-$1.data" --no-children --sort dso,symbol --percent-limit 0.8 --stdio
-          echo "-- with callees, our modules' frames:"
           perf report -i "$BENCH_WORK/perf-$1.data" --children --sort symbol --percent-limit 2 --stdio -g none |
               grep -E 'FavoritesService|ServiceKit|Postgres|Hummingbird|EventStore|Contracts' | head -n 40
         } 2>/dev/null | grep -E '^ +[0-9]' | swift demangle --simplified | cut -c1-170 >"$BENCH_WORK/profile-$1.txt"

@@ -122,10 +122,7 @@ run_built_tests() {
 }
 
 # The Swift toolchain cannot come from apt, so only check for it and explain.
-ensure_swift() {
-    command -v swift >/dev/null 2>&1 \
-        || die "swift is not on PATH; install a Swift 6.2 toolchain (https://swift.org/install) and add its usr/bin to PATH"
-}
+ensure_swift() { command -v swift >/dev/null || die "swift is not on PATH; install a Swift 6.2 toolchain (swift.org/install)"; }
 
 # Runs a command as the owner of our PostgreSQL cluster: PostgreSQL refuses root, so as root that is `postgres` (via
 # runuser: no password, no PAM session), run from / so tools do not warn about a directory postgres cannot enter.
@@ -142,18 +139,10 @@ as_postgres_owner() {
 TOOL_CACHE="${FAVORITEME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/favoriteme}"
 
 # tool_dir NAME KEY…: the cache directory of a tool, named by a digest of what it is made from.
-tool_dir() {
-    local name="$1"
-    shift
-    printf '%s/%s-%s\n' "$TOOL_CACHE" "$name" "$(printf '%s\n' "$@" | sha256sum | cut -c1-12)"
-}
+tool_dir() { printf '%s/%s-%s\n' "$TOOL_CACHE" "$1" "$(printf '%s\n' "${@:2}" | sha256sum | cut -c1-12)"; }
 
 # venv_dir NAME PACKAGE==VERSION…: where ensure_venv keeps that venv.
-venv_dir() {
-    local name="$1"
-    shift
-    tool_dir "venv-$name" "$@"
-}
+venv_dir() { tool_dir "venv-$1" "${@:2}"; }
 
 # ensure_venv NAME PACKAGE==VERSION…: sets VENV to a venv of exactly those PyPI packages, made once per machine; a
 # stamp marks it finished (an interrupted install is redone), a lock keeps two runs from making it at once.
