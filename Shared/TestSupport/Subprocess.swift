@@ -32,6 +32,9 @@ public func spawnProgram(_ executable: String, _ arguments: [String], outputPath
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    // Nothing else of ours: a child holding a copy of a test server's connection keeps it open after the server
+    // closes it (the peer never sees the close), and a long-lived one (the test cluster's) would hold it for good.
+    closeFrom(3, in: &actions)
     // A child inherits the spawning thread's blocked signals, and the test runner's threads may block SIGTERM: the
     // server would never see the signal that ends it. It starts with none blocked and every handler at its default.
     var attributes = posix_spawnattr_t()
@@ -56,4 +59,11 @@ public func spawnProgram(_ executable: String, _ arguments: [String], outputPath
 public func reap(_ pid: pid_t) {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+}
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's Glibc module does not export.
+private func closeFrom(_ lowest: Int32, in actions: inout posix_spawn_file_actions_t) {
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+    _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, lowest)
 }
