@@ -44,15 +44,15 @@ extension EndToEnd {
             #expect(savedListed.item == listedEvent)
 
             let museum = try await CatalogSourcesTests.signedIn(.rijksmuseum)
-            let listed = try #require(try await museum.get("/v1/catalog/rijksmuseum/items?q=rembrandt")
-                .decode(CatalogPage.self).items.first { $0.imageURL != nil })
+            let listed = try #require(try await museum.wholePage("/v1/catalog/rijksmuseum/items?q=rembrandt")
+                .items.first { $0.imageURL != nil })
             let detail = try await museum.get("/v1/catalog/rijksmuseum/items/\(listed.id)").decode(CatalogItem.self)
             let savedArt = try await museum.send(.PUT, "/v1/favorites/rijksmuseum/\(listed.id)").decode(Favorite.self)
             #expect(savedArt.item.imageURL == listed.imageURL)
             #expect(savedArt.item.imageURL != detail.imageURL)  // the list size, not the full image
             #expect(savedArt.item.artwork?.plaqueDescription == nil)
             // No museum cell or favorite loads an original (`=s0`): browsed cells and a saved one are cell-sized.
-            let browsed = try await museum.get("/v1/catalog/rijksmuseum/items?limit=30").decode(CatalogPage.self).items
+            let browsed = try await museum.wholePage("/v1/catalog/rijksmuseum/items?limit=30").items
             let pictured = browsed.compactMap(\.imageURL)
             #expect(!pictured.isEmpty && !pictured.contains { $0.hasSuffix("=s0") })
             let hosted = try #require(browsed.first { $0.imageURL?.contains("googleusercontent.com") == true })

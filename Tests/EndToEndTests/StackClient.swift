@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// The journeys through the running stack, side by side: each test has users of its own and changes nothing the others
@@ -130,6 +131,12 @@ struct StackClient: Sendable {
 
     func get(_ path: String, headers: [(String, String)] = []) async throws -> StackResponse {
         try await send(.GET, path, headers: headers)
+    }
+
+    /// A catalog page asked for again while it comes partial, as an app does: a cold page of museum objects may
+    /// outlast the page deadline, and what it left out is resolved meanwhile for the next request.
+    func wholePage(_ path: String) async throws -> CatalogPage {
+        try await eventually { try await get(path).decode(CatalogPage.self) } until: { !$0.partial }
     }
 }
 
