@@ -31,7 +31,7 @@ import Testing
                 writer: writer, catalog: CatalogPeer(baseURL: "http://127.0.0.1:9", httpClient: .shared),
                 recent: recent, maximumFavorites: maximum)
             return try await favorite(itemId, in: try #require(Experience.named(experience)), by: request,
-                                      call: .init(bearer: "", logger: Logger(label: "commands")))
+                                      call: .init(bearer: "", logger: Logger(label: "commands"))).favorited
         }
 
         func card(_ title: String, by request: WriteRequest) async throws -> Favorite {

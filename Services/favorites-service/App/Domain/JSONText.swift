@@ -24,9 +24,19 @@ enum JSONText {
         }
     }
 
+    /// The object `bytes` with the value at `range` (as ``valueRange(of:in:)`` found it) written as `null`: the rest
+    /// of the object, to decode without that member's value.
+    static func nulling(_ range: Range<Int>, in bytes: [UInt8]) -> String {
+        String(decoding: bytes[..<range.lowerBound] + Array("null".utf8) + bytes[range.upperBound...], as: UTF8.self)
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+
     private static func skipSpace(_ bytes: [UInt8], _ start: Int) -> Int {
         var index = start
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count, isSpace(bytes[index]) { index += 1 }
         return index
     }
 
@@ -69,8 +79,8 @@ enum JSONText {
             return nil
         default:  // a number, true, false or null
             var index = start
-            while index < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D]
-                .contains(bytes[index]) { index += 1 }
+            while index < bytes.count, bytes[index] != UInt8(ascii: ","), bytes[index] != UInt8(ascii: "}"),
+                  bytes[index] != UInt8(ascii: "]"), !isSpace(bytes[index]) { index += 1 }
             return index
         }
     }

@@ -35,8 +35,7 @@ struct StoredChange: Sendable, Equatable {
         }
         var lean = event
         if let recorded {  // the rest decoded without the item
-            lean.data = String(decoding: bytes[..<recorded.lowerBound] + Array("null".utf8) + bytes[recorded.upperBound...],
-                               as: UTF8.self)
+            lean.data = JSONText.nulling(recorded, in: bytes)
         }
         guard var change = FavoriteChange(lean) else { return nil }
         favorite = try? change.favorite.map { favorite in

@@ -41,11 +41,12 @@ struct FavoritesController: Sendable {
         let itemId = try Self.itemID(context.parameters.get("itemId"))
         let call = FavoriteItem.CatalogCall(bearer: AuthenticationMiddleware.bearerToken(in: request) ?? "",
                                             logger: context.logger)
-        let outcome = try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context),
-                                             call: call)
-        switch outcome {
-        case .created(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse(status: .created)
-        case .existing(let favorite): return try ServiceJSON.encoder.encode(favorite).jsonResponse()
+        let answer = try await favoriteItem(itemId, in: experience, by: try Self.writeRequest(request, context),
+                                            call: call)
+        let body = try answer.stored.map(StoredJSON.favorite) ?? ServiceJSON.encoder.encode(answer.favorited.favorite)
+        switch answer.favorited {
+        case .created: return body.jsonResponse(status: .created)
+        case .existing: return body.jsonResponse()
         }
     }
 

@@ -18,6 +18,14 @@ enum StoredJSON {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// One favorite (a PUT's answer).
+    static func favorite(_ stored: StoredFavorite) -> Data {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(stored.item.utf8.count + 64)
+        favorite(stored, into: &bytes)
+        return Data(bytes)
+    }
+
     /// `date` as ``ServiceJSON``'s encoder writes it: `2026-11-23T09:14:05Z`, in UTC, the fraction of a second dropped.
     static func timestamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))

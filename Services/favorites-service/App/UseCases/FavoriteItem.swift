@@ -21,8 +21,15 @@ struct FavoriteItem: Sendable {
         var logger: Logger
     }
 
+    /// What a favorite answers, and its favorite as stored when the answer's item is the one this write encoded (the
+    /// usual case): the answer then carries those bytes, as the list does, instead of encoding the item again.
+    struct Answer: Sendable {
+        var favorited: Favorited
+        var stored: StoredFavorite?
+    }
+
     func callAsFunction(_ itemId: String, in experience: Experience, by request: WriteRequest, call: CatalogCall)
-        async throws -> Favorited
+        async throws -> Answer
     {
         let encoded: FavoritesWriteStatements.EncodedSnapshot
         if let copy = recent.item(itemId, in: experience.id) {
@@ -30,7 +37,7 @@ struct FavoriteItem: Sendable {
         } else {
             if let eventID = request.eventID,
                let answer = try await writer.store.earlierEvent(eventID, of: request.user)?.answer {
-                return answer
+                return Answer(favorited: answer)
             }
             let item = try await catalog.item(itemId, in: experience.id, bearer: call.bearer,
                                               requestID: request.requestID, logger: call.logger)
@@ -40,8 +47,12 @@ struct FavoriteItem: Sendable {
         // Favorites are keyed by the catalog's own spelling of the id (`SK-C-5`, not `sk-c-5`): another spelling
         // stored here could never be unfavorited by it, nor fill its heart.
         guard encoded.snapshot.itemId == itemId else { throw FavoritesRefusal.spelledOtherwise(encoded.snapshot.itemId) }
-        return try await writer.favorite(encoded, as: FavoriteEvent.addedType, by: request,
-                                         freeTitle: experience.userWrittenItems ? encoded.snapshot.title : nil,
-                                         maximum: maximumFavorites)
+        let favorited = try await writer.favorite(encoded, as: FavoriteEvent.addedType, by: request,
+                                                  freeTitle: experience.userWrittenItems ? encoded.snapshot.title : nil,
+                                                  maximum: maximumFavorites)
+        let favorite = favorited.favorite
+        guard let item = encoded.item, favorite.item == encoded.snapshot.item else { return Answer(favorited: favorited) }
+        return Answer(favorited: favorited,
+                      stored: StoredFavorite(item: item, favoritedAt: favorite.favoritedAt, version: favorite.version))
     }
 }

@@ -15,7 +15,7 @@ struct MostFavorited: Projection {
     let tables = [Self.items, Self.members]
 
     func statements(for events: [RecordedEvent], in tables: ProjectionTables) throws -> [SQL] {
-        try ViewBatch.popular(try ViewBatch.effect(of: events), items: tables[Self.items],
+        try ViewBatch.popular(try ViewBatch.effect(of: events, items: false), items: tables[Self.items],
                               members: tables[Self.members])
     }
 

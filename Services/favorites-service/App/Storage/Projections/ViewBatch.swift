@@ -7,12 +7,22 @@ import Postgres
 /// whatever its size, where one by one took a statement per event. Rebuilds and the async projection use them.
 enum ViewBatch {
     /// The batch's events as the projections read them; events of other types, or of no user, change nothing.
-    static func effect(of events: [RecordedEvent]) throws -> BatchEffect {
+    /// Without `items`, each event's item copy is skipped, not decoded: what a projection that never shows it reads.
+    static func effect(of events: [RecordedEvent], items: Bool = true) throws -> BatchEffect {
         BatchEffect(try events.compactMap { recorded in
-            guard let user = FavoritesStore.user(ofStream: recorded.streamID), let event = try FavoriteEvent(recorded)
+            guard let user = FavoritesStore.user(ofStream: recorded.streamID),
+                  let event = try FavoriteEvent(items ? recorded : withoutItem(recorded))
             else { return nil }
             return (user, event, recorded.version, recorded.recordedAt)
         })
+    }
+
+    private static func withoutItem(_ recorded: RecordedEvent) -> RecordedEvent {
+        let bytes = Array(recorded.data.utf8)
+        guard let item = JSONText.valueRange(of: "item", in: bytes) else { return recorded }
+        var lean = recorded
+        lean.data = JSONText.nulling(item, in: bytes)
+        return lean
     }
 
     /// The per-user favorites view: the rows the removals cover go, the additions come (an existing row stays).
