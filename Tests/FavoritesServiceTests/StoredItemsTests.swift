@@ -37,6 +37,26 @@ import Testing
         }
     }
 
+    /// A favorite's answer carries the item bytes its write stored, as the list serves them, and a retry's answer
+    /// (the item found kept) the same.
+    @Test func aFavoritesAnswerCarriesItsItemAsStored() async throws {
+        try await FavoritesHarness.run { api in
+            let ana = try await api.user()
+            let first = try await api.call(.put, FavoritesAPITests.nightWatch, as: ana)
+            let again = try await api.call(.put, FavoritesAPITests.nightWatch, as: ana)
+            #expect(first.status == .created && again.status == .ok)
+            let stored = try await api.withPool { pool in
+                try await pool.query("SELECT item::text AS item FROM favorites").rows.first?
+                    .decode(String.self, column: "item")
+            }
+            for answer in [String(buffer: first.body), String(buffer: again.body)] {
+                #expect(answer.hasPrefix(#"{"item":"# + (stored ?? "none") + ","), "\(answer)")
+                let favorite = try ServiceJSON.decoder.decode(Favorite.self, from: Data(answer.utf8))
+                #expect(favorite.item.id == "SK-C-5" && favorite.version == 1)
+            }
+        }
+    }
+
     /// The changes feed and the change stream carry an added favorite's item as its event recorded it; a picture
     /// recorded at its original size is set to a cell's in place, the rest of the bytes as they are.
     @Test func aChangeServesItsItemAsRecorded() async throws {
