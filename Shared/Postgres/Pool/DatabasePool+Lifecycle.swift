@@ -40,7 +40,6 @@ extension DatabasePool {
         guard let taken else { return }
         taken.reaper?.cancel()
         for waiter in taken.waiters {
-            waiter.timer.cancel()
             waiter.continuation.resume(throwing: PostgresError(kind: .poolClosed, message: "the database pool is closed"))
         }
         await withCheckedContinuation { continuation in

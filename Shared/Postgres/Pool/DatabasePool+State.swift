@@ -61,6 +61,7 @@ extension DatabasePool {
     struct Waiter {
         let id: Int
         let continuation: CheckedContinuation<Slot, any Error>
-        let timer: Task<Void, Never>
+        /// When it gives up with ``PostgresError/Kind/poolTimeout`` (the reaper's next look after it).
+        let deadline: ContinuousClock.Instant
     }
 }

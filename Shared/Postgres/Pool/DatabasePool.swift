@@ -232,16 +232,11 @@ public final class DatabasePool: Service, Sendable {
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
-        let leaseTimeout = configuration.leaseTimeout
+        // No timer per waiter: the pool's reaper fails the waiters past their deadline (a timer task per waiter cost
+        // a task, a dispatch timer and its cancellation on every request that found the pool busy).
+        let deadline = ContinuousClock.now + configuration.leaseTimeout
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let timer = Task { [weak self] in
-                    guard (try? await Task.sleep(for: leaseTimeout)) != nil else { return }
-                    self?.failWaiter(id, PostgresError(
-                        kind: .poolTimeout,
-                        message: "database busy: no connection became free within \(leaseTimeout)"
-                    ))
-                }
                 // A session freed since `lease` found none is taken at once; otherwise wait in line.
                 let outcome = state.withLock { state -> Result<Slot, any Error>? in
                     if state.closed {
@@ -250,11 +245,11 @@ public final class DatabasePool: Service, Sendable {
                     if let free = state.freeSlots.popLast() { return .success(free) }
                     // Cancelled before getting in line: the cancellation handler already ran and found no waiter.
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters.append(Waiter(id: id, continuation: continuation, timer: timer))
+                    state.waiters.append(Waiter(id: id, continuation: continuation, deadline: deadline))
+                    if state.reaper == nil { state.reaper = startReaper() }
                     return nil
                 }
                 if let outcome {
-                    timer.cancel()
                     continuation.resume(with: outcome)
                 } else {
                     publishGauges()
@@ -271,7 +266,6 @@ public final class DatabasePool: Service, Sendable {
             return state.waiters.remove(at: index)
         }
         guard let waiter else { return }
-        waiter.timer.cancel()
         publishGauges()
         waiter.continuation.resume(throwing: error)
     }
@@ -315,23 +309,36 @@ public final class DatabasePool: Service, Sendable {
 
     private func resume(_ handed: (Waiter, Slot)?) {
         guard let (waiter, slot) = handed else { return }
-        waiter.timer.cancel()
         waiter.continuation.resume(returning: slot)
     }
 
-    /// Cancels statements of leases past their deadline. One task per pool, not one timer per lease.
+    /// Cancels statements of leases past their deadline and fails waiters past theirs. One task per pool, not one
+    /// timer per lease or waiter; it looks as often as the lease timeout asks, at most every 50 ms.
     private func startReaper() -> Task<Void, Never> {
-        Task { [weak self] in
+        let interval = min(.milliseconds(50), configuration.leaseTimeout)
+        return Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(50))
-                self?.expireOverdueLeases()
+                try? await Task.sleep(for: interval)
+                self?.expireOverdue()
             }
         }
     }
 
-    private func expireOverdueLeases() {
+    private func expireOverdue() {
         let now = ContinuousClock.now
-        for connection in state.withLock(\.leased) { connection.expireLeaseIfOverdue(now: now) }
+        let (leased, overdue) = state.withLock { state in
+            let overdue = state.waiters.filter { $0.deadline <= now }
+            if !overdue.isEmpty { state.waiters.removeAll { $0.deadline <= now } }
+            return (state.leased, overdue)
+        }
+        for connection in leased { connection.expireLeaseIfOverdue(now: now) }
+        guard !overdue.isEmpty else { return }
+        publishGauges()
+        let timeout = configuration.leaseTimeout
+        for waiter in overdue {
+            waiter.continuation.resume(throwing: PostgresError(
+                kind: .poolTimeout, message: "database busy: no connection became free within \(timeout)"))
+        }
     }
 
     func publishGauges() {
