@@ -48,7 +48,7 @@ import Testing
     static func withCommands(_ body: (Commands) async throws -> Void) async throws {
         let migrator = Migrator(schema: "favorites", migrations: FavoritesMigrations.all)
         try await withTestPool(migrators: [migrator], size: 2, searchPath: "favorites") { pool, _ in
-            let writer = FavoritesWriter(store: FavoritesStore(pool: pool),
+            let writer = FavoritesWriter(store: FavoritesStore(pool: pool), commits: GroupCommit(pool: pool, leaders: 1),
                                          notifier: EventNotifier(pool: pool, channel: "unheard"),
                                          metrics: NOOPMetricsHandler.instance)
             try await body(Commands(pool: pool, writer: writer))

@@ -34,7 +34,7 @@ import Testing
         let migrator = Migrator(schema: "favorites", migrations: FavoritesMigrations.all)
         try await withTestPool(migrators: [migrator], size: 1, searchPath: "favorites") { pool, _ in
             try await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
-            let writer = FavoritesWriter(store: FavoritesStore(pool: pool),
+            let writer = FavoritesWriter(store: FavoritesStore(pool: pool), commits: GroupCommit(pool: pool, leaders: 1),
                                          notifier: EventNotifier(pool: pool, channel: "unheard"),
                                          metrics: NOOPMetricsHandler.instance)
             let recent = RecentItems(lifetime: .seconds(600))

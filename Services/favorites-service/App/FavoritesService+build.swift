@@ -42,7 +42,9 @@ public func buildApplication(
         revocations: authentication.revocations, capacity: settings.maximumStreams,
         perUser: settings.streamsPerUser, heartbeat: settings.heartbeat, logger: core.logger, metrics: core.metrics)
     let catalog = CatalogPeer(baseURL: configuration.peerURL(.catalog), httpClient: core.httpClient)
-    let writer = FavoritesWriter(store: store, notifier: notifier, metrics: core.metrics)
+    // Half the sessions for writes at most, measured against all and a quarter (docs/benchmarks.md).
+    let commits = GroupCommit(pool: pool, leaders: pool.configuration.size / 2)
+    let writer = FavoritesWriter(store: store, commits: commits, notifier: notifier, metrics: core.metrics)
 
     let router = try core.router()
     let routes = router.group("v1/favorites").add(middleware: authentication.middleware)

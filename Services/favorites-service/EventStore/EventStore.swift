@@ -170,6 +170,19 @@ public enum EventStore {
         "SELECT pg_advisory_xact_lock(1163285587, hashtext(\(stream)::text))"
     }
 
+    /// ``locking(_:)`` for several streams at once (no name may hold a comma), taken in the order of their lock keys:
+    /// two transactions that each lock several streams this way never wait for each other in a circle. (PostgreSQL
+    /// calls a volatile function of the select list after sorting, so the locks follow the order.)
+    public static func locking(_ streams: [String]) -> SQL {
+        guard streams.count > 1 else { return locking(streams.first ?? "") }
+        return """
+            SELECT pg_advisory_xact_lock(1163285587, key)
+              FROM (SELECT DISTINCT hashtext(stream) AS key
+                      FROM unnest(string_to_array(\(streams.joined(separator: ","))::text, ',')) AS stream) AS keys
+             ORDER BY key
+            """
+    }
+
     /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
     /// state and append without anyone writing in between. Taking it again in the same transaction costs nothing.
     ///

@@ -13,9 +13,9 @@ enum FavoritesWriteStatements {
     /// What every write sends after BEGIN, before its statement. The view's table before the log's, as every writer
     /// takes them: a rebuild's switch-over locks favorites, then events, and a writer holding events while it waits
     /// for favorites would deadlock with it (a statement alone takes them in whatever order its plan lists them).
-    /// Then the stream's lock: writers of one stream queue there, others never wait.
-    static func locks(_ stream: String) -> [SQL] {
-        ["LOCK TABLE favorites IN ROW EXCLUSIVE MODE", EventStore.locking(stream)]
+    /// Then the streams' locks: writers of one stream queue there, others never wait.
+    static func locks(_ streams: [String]) -> [SQL] {
+        ["LOCK TABLE favorites IN ROW EXCLUSIVE MODE", EventStore.locking(streams)]
     }
 
     /// What a write is, besides its statement: the user's stream, the request's event and its metadata.

@@ -5,10 +5,11 @@ import Postgres
 
 /// The one transaction every write to a user's favorites runs, in one round trip: BEGIN, the stream's lock, the
 /// command's one statement (``FavoritesWriteStatements``: it decides, appends, changes the view and reports), COMMIT,
-/// sent together in one pipeline. The commands (``FavoriteItem``, ``UnfavoriteItem``, ``ClearFavorites``,
-/// ``WriteCard``) say which statement; this is the only place their transaction is written.
+/// sent together in one pipeline, shared with the writes that arrive meanwhile (``GroupCommit``). The commands
+/// (``FavoriteItem``, ``UnfavoriteItem``, ``ClearFavorites``, ``WriteCard``) say which statement.
 struct FavoritesWriter: Sendable {
     let store: FavoritesStore
+    let commits: GroupCommit
     /// Tells every replica's projections and change streams after a write.
     let notifier: EventNotifier
     /// Counts `favorites_events_appended_total{type}`.
@@ -21,11 +22,7 @@ struct FavoritesWriter: Sendable {
         read: @Sendable (PostgresRow) throws -> (report: Report, appended: String?)
     ) async throws -> Report {
         let stream = FavoritesStore.stream(of: user)
-        let (report, appended) = try await store.pool.withTransaction { connection in
-            let results = try await connection.commit(with: FavoritesWriteStatements.locks(stream) + [statement],
-                                                      prepare: true)
-            return try read(try results[results.count - 1].single())
-        }
+        let (report, appended) = try read(try await commits.commit(.init(stream: stream, statement: statement)).single())
         if let appended {
             Counter(label: "favorites_events_appended_total", dimensions: [("type", appended)], factory: metrics)
                 .increment()
