@@ -137,7 +137,7 @@ public struct ServiceConfiguration: Sendable {
         )
         pool = PoolConfiguration(
             size: settings.int("database.poolSize", default: 8, in: 1...256,
-                help: "Most database sessions per process."),
+                help: "Most database sessions per process; favorites-service commits writes on at most half of them at once."),
             leaseTimeout: .milliseconds(settings.int("database.leaseTimeoutMs", default: 5000, in: 1...600_000,
                 help: "How long a request waits for a free session before 503 `database-unavailable`.")),
             queryTimeout: .milliseconds(settings.int("database.queryTimeoutMs", default: 15_000, in: 1...3_600_000,
