@@ -54,7 +54,8 @@ import Testing
     @Test func aRefusedStatementFailsOnlyItsOwnWrite() async throws {
         try await Self.withCommits { commits, pool in
             try await pool.query("CREATE TABLE written (n integer PRIMARY KEY)")
-            async let first = commits.commit(.init(stream: "user-first", statement: "SELECT pg_sleep(0.4) AS first_write"))
+            async let first = commits.commit(.init(
+                stream: "user-first", statement: "SELECT pg_sleep(0.4) AS first_write"))
             try await Self.running("first_write", on: pool)
             let refusals = await withTaskGroup(of: (Int, String?).self) { group in
                 for n in 0..<5 {
@@ -72,7 +73,8 @@ import Testing
             }
             _ = try await first
             #expect(refusals == [2: "22012"], "only the division by zero failed")
-            let written = try await pool.query("SELECT n FROM written ORDER BY n").rows.map { try $0.decode(Int.self, column: "n") }
+            let written = try await pool.query("SELECT n FROM written ORDER BY n").rows
+                .map { try $0.decode(Int.self, column: "n") }
             #expect(written == [0, 1, 3, 4], "each other write applied once")
         }
     }
@@ -84,7 +86,8 @@ import Testing
             let keyed = try await pool.query("""
                 SELECT stream, hashtext(stream)::oid::text AS key FROM unnest(ARRAY['user-x', 'user-y']) AS stream
                  ORDER BY hashtext(stream)
-                """).rows.map { (try $0.decode(String.self, column: "stream"), try $0.decode(String.self, column: "key")) }
+                """).rows
+                .map { (try $0.decode(String.self, column: "stream"), try $0.decode(String.self, column: "key")) }
             let (low, high) = (keyed[0], keyed[1])
             try await pool.withSession { holder in
                 let holderPID = try await holder.query("""
@@ -97,7 +100,9 @@ import Testing
                     try await pool.query("""
                         SELECT objid::text AS key, granted FROM pg_locks
                          WHERE locktype = 'advisory' AND objsubid = 2 AND pid NOT IN (pg_backend_pid(), \(holderPID))
-                        """).rows.map { (try $0.decode(String.self, column: "key"), try $0.decode(Bool.self, column: "granted")) }
+                        """).rows.map { row in
+                            (try row.decode(String.self, column: "key"), try row.decode(Bool.self, column: "granted"))
+                        }
                 }, until: { $0.contains { $0.0 == high.1 && !$0.1 } })
                 #expect(locks.contains { $0 == (high.1, false) }, "waits for the higher key")
                 #expect(locks.contains { $0 == (low.1, true) }, "holding the lower one")
