@@ -87,10 +87,7 @@ final class GroupCommit: Sendable {
                     return first
                 }
                 taken.withLock { $0 = followers }
-                let writes = [own] + followers.map(\.write)
-                let locks = FavoritesWriteStatements.locks(writes.map(\.stream))
-                let results = try await connection.commit(with: locks + writes.map(\.statement), prepare: true)
-                return Array(results.suffix(writes.count))
+                return try await Self.send([own] + followers.map(\.write), on: connection)
             }
             for (follower, result) in zip(taken.withLock { $0 }, results.dropFirst()) {
                 follower.turn.resume(returning: .done(.success(result)))
@@ -109,11 +106,16 @@ final class GroupCommit: Sendable {
     }
 
     private func alone(_ write: Write) async throws -> QueryResult {
-        try await pool.withTransaction { connection in
-            let results = try await connection.commit(
-                with: FavoritesWriteStatements.locks([write.stream]) + [write.statement], prepare: true)
-            return results[results.count - 1]
-        }
+        try await pool.withTransaction { connection in try await Self.send([write], on: connection)[0] }
+    }
+
+    /// The transaction's one pipeline: the streams' locks, each write's statement, COMMIT. Their results, in turn.
+    private static func send(_ writes: [Write], on connection: isolated PostgresConnection) async throws
+        -> [QueryResult]
+    {
+        let locks = FavoritesWriteStatements.locks(writes.map(\.stream))
+        let results = try await connection.commit(with: locks + writes.map(\.statement), prepare: true)
+        return Array(results.suffix(writes.count))
     }
 
     /// Passes the lead to the first write in line, or leaves one leader fewer.
