@@ -214,7 +214,8 @@ let toolAndTestTargets: [Target] = [
     .testTarget(
         name: "EventStoreTests",
         dependencies: ["EventStore", "Postgres", "TestSupport",
-                       .product(name: "MetricsTestKit", package: "swift-metrics")],
+                       .product(name: "MetricsTestKit", package: "swift-metrics"),
+                       .product(name: "InMemoryLogging", package: "swift-log")],
         path: "Tests/EventStoreTests",
         swiftSettings: strictSettings
     ),

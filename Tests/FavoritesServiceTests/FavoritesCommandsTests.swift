@@ -49,7 +49,8 @@ import Testing
         let migrator = Migrator(schema: "favorites", migrations: FavoritesMigrations.all)
         try await withTestPool(migrators: [migrator], size: 2, searchPath: "favorites") { pool, _ in
             let writer = FavoritesWriter(store: FavoritesStore(pool: pool), commits: GroupCommit(pool: pool, leaders: 1),
-                                         notifier: EventNotifier(pool: pool, channel: "unheard"),
+                                         notifier: EventNotifier(pool: pool, channel: "unheard",
+                                                                 logger: Logger(label: "notifier")),
                                          metrics: NOOPMetricsHandler.instance)
             try await body(Commands(pool: pool, writer: writer))
         }

@@ -35,7 +35,8 @@ import Testing
         try await withTestPool(migrators: [migrator], size: 1, searchPath: "favorites") { pool, _ in
             try await pool.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements SCHEMA public")
             let writer = FavoritesWriter(store: FavoritesStore(pool: pool), commits: GroupCommit(pool: pool, leaders: 1),
-                                         notifier: EventNotifier(pool: pool, channel: "unheard"),
+                                         notifier: EventNotifier(pool: pool, channel: "unheard",
+                                                                 logger: Logger(label: "notifier")),
                                          metrics: NOOPMetricsHandler.instance)
             let recent = RecentItems(lifetime: .seconds(600))
             let item = CatalogItem(id: "SK-C-5", experience: .rijksmuseum, title: "The Night Watch")

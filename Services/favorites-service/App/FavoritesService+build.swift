@@ -35,7 +35,7 @@ public func buildApplication(
     let pool = core.pool
 
     let store = FavoritesStore(pool: pool)
-    let notifier = EventNotifier(pool: pool, channel: eventsChannel)
+    let notifier = EventNotifier(pool: pool, channel: eventsChannel, logger: core.logger)
     let hub = ChangeHub(
         listener: PostgresListener(configuration: pool.connectionConfiguration, channels: [eventsChannel],
                                    logger: core.logger),
