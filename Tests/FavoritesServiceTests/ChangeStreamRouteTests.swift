@@ -23,6 +23,11 @@ import Testing
         }
     }
 
+    /// A stream's request as a phone sends it, for a ``RawConnection``.
+    static func streamRequest(_ token: String) -> String {
+        "GET /v1/favorites/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n"
+    }
+
     /// Until the replica holds `streams` open streams (its `/metrics`), however slowly a busy machine opens them.
     static func waitUntilOpen(_ api: FavoritesHarness, streams: Int) async throws {
         let gauge = try await eventually({
@@ -36,7 +41,7 @@ import Testing
             let user = try await api.user()
             #expect(try await api.call(.put, "/v1/favorites/mobiles/1", as: user).status == .created)
             #expect(try await api.call(.put, "/v1/favorites/mobiles/2", as: user).status == .created)
-            let (status, headers, body) = try await Self.stream(api, user: user.id, lifetime: 2, query: "?after=1")
+            let (status, headers, body) = try await Self.stream(api, user: user.id, lifetime: 4, query: "?after=1")
             #expect(status == .ok)
             #expect(headers[.contentType] == "text/event-stream")
             let events = body.components(separatedBy: "\n\n").filter { !$0.isEmpty && !$0.hasPrefix(":") }
@@ -57,11 +62,12 @@ import Testing
             let token = try await api.authority.token(user: user.id, lifetime: 60)
             let stream = try RawConnection(port: try #require(api.client.port))
             defer { stream.close() }
-            try stream.send("GET /v1/favorites/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            try stream.send(Self.streamRequest(token))
             var received = await stream.read(until: "event: ready").text
             /// The data of each `profile` event received so far.
             func profiles() -> [String] {
-                let lines = received.split(whereSeparator: \.isNewline)  // "\r\n" (the chunks' framing) is one Character
+                // "\r\n" (the chunks' framing) is one Character: split on every kind of line break.
+                let lines = received.split(whereSeparator: \.isNewline)
                 return zip(lines, lines.dropFirst()).filter { $0.0 == "event: profile" }
                     .map { String($0.1.dropFirst("data: ".count)) }
             }
@@ -125,7 +131,7 @@ import Testing
             /// The answer up to a stream's `ready` event, or to the problem type of a refusal for too many.
             func open(_ token: String) async throws -> (connection: RawConnection, head: String) {
                 let connection = try RawConnection(port: port)
-                try connection.send("GET /v1/favorites/stream HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n\r\n")
+                try connection.send(Self.streamRequest(token))
                 return (connection, await connection.read(until: "too-many-streams", orUntil: "event: ready").text)
             }
             let first = try await open(ana), second = try await open(ana)

@@ -13,8 +13,9 @@ import ServiceLifecycle
 /// session comes back after a loss, every watcher reads the log again, so nothing sent meanwhile is missed.
 ///
 /// Each watcher holds a few flags, never events: a slow or stalled client costs the same memory as a quiet one, and
-/// what it has not received stays in the log. A profile change (``ProfileFeed``) is held as the newest one only. A ticker ends the streams whose access token expired or whose session
-/// auth-service ended (within the revocation poll plus ``checkInterval``), and sends every stream a heartbeat.
+/// what it has not received stays in the log. A profile change (``ProfileFeed``) is held as the newest one only. A
+/// ticker ends the streams whose access token expired or whose session auth-service ended (within the revocation poll
+/// plus ``checkInterval``), and sends every stream a heartbeat.
 final class ChangeHub: Service, Sendable {
     /// Why a stream ends, as its last event says.
     enum Ending: String, Sendable {
@@ -78,7 +79,8 @@ final class ChangeHub: Service, Sendable {
     private let open: Gauge
 
     init(listener: PostgresListener, revocations: (any SessionRevocations)?, capacity: Int, perUser: Int,
-         heartbeat: Duration, checkInterval: Duration = .milliseconds(500), logger: Logger, metrics: any MetricsFactory) {
+         heartbeat: Duration, checkInterval: Duration = .milliseconds(500), logger: Logger,
+         metrics: any MetricsFactory) {
         self.listener = listener
         self.revocations = revocations
         self.capacity = capacity
@@ -143,7 +145,8 @@ final class ChangeHub: Service, Sendable {
             case .listening:
                 for watcher in all() { watcher.signal { $0.changed = true } }
             case .notification(let notification):
-                let users = Set(EventNotifier.streams(in: notification.payload).compactMap { FavoritesStore.user(ofStream: String($0)) })
+                let users = Set(EventNotifier.streams(in: notification.payload)
+                    .compactMap { FavoritesStore.user(ofStream: String($0)) })
                 let woken = watchers.withLock { watchers in
                     users.flatMap { user in watchers.byUser[user].map { Array($0.values) } ?? [] }
                 }
