@@ -20,7 +20,9 @@ enum KitTestApp {
 
     struct Widget: Codable, Sendable { let name: String; let size: Int }
 
-    static func build(configuration: ServiceConfiguration) throws -> ServiceApplication {
+    /// `slowStarted`: called when `/v1/kit/slow` has begun to answer, for a test that needs a request in flight.
+    static func build(configuration: ServiceConfiguration, slowStarted: @escaping @Sendable () -> Void = {}) throws
+        -> ServiceApplication {
         let core = ServiceCore(configuration: configuration)
         let router = try core.router()
         router.post("/v1/kit/widgets") { request, context -> Response in
@@ -33,6 +35,7 @@ enum KitTestApp {
             return try ServiceJSON.encoder.encode(["count": count]).jsonResponse()
         }
         router.get("/v1/kit/slow") { _, _ -> Response in
+            slowStarted()
             try await Task.sleep(for: .seconds(1))
             return Data(#"{"slow":true}"#.utf8).jsonResponse()
         }

@@ -123,7 +123,8 @@ import Testing
                 defaults: KitTestApp.defaults, databaseURL: database.connectionString,
                 environment: ["HTTP_PORT": "\(port)"]
             )
-            let app = try KitTestApp.build(configuration: configuration)
+            let (slowStarted, slowStart) = AsyncStream.makeStream(of: Void.self)
+            let app = try KitTestApp.build(configuration: configuration, slowStarted: { slowStart.yield() })
             let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test")))
             let running = Task { try await group.run() }
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -135,7 +136,8 @@ import Testing
                 let body = try await response.body.collect(upTo: 1024)
                 return (Int(response.status.code), String(buffer: body))
             }
-            try await Task.sleep(for: .milliseconds(300))  // the slow request is now in flight
+            var started = slowStarted.makeAsyncIterator()
+            await started.next()  // the slow request is in flight
             await group.triggerGracefulShutdown()
 
             let (status, body) = try await slow.value
