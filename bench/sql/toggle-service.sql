@@ -12,18 +12,12 @@ SELECT pg_advisory_xact_lock(1163285587, hashtext(('user-' || md5('bench-' || :u
 WITH decision AS MATERIALIZED (
     SELECT CASE
                WHEN earlier.event_id IS NOT NULL THEN 'retry'
-               WHEN kept.item_id IS NULL AND head.version >= '5000'::integer
-                    AND NOT 'f'::boolean THEN 'count-first'
-               WHEN kept.item_id IS NULL AND head.version >= '5000'::integer
-                    AND EXISTS (SELECT FROM favorites WHERE user_id = md5('bench-' || :u)::uuid
-                                   AND experience = 'ticketmaster'::text OFFSET '5000'::integer - 1)
-                    THEN 'limit-reached'
-               WHEN holder.title IS NOT NULL THEN 'title-taken'
+               WHEN kept.item_id IS NULL AND head.version >= '5000'::integer THEN 'count-first'
                WHEN kept.item_id IS NOT NULL AND 't'::boolean THEN 'confirmed'
                WHEN kept.item_id IS NOT NULL THEN 'existing'
                ELSE 'added'
            END AS outcome,
-           holder.title AS title_holder,
+           NULL::text AS title_holder,
            head.version + 1 AS next_version,
            -- The favorite found: the answer of 'existing', and what 'confirmed' records.
            CASE WHEN kept.item_id IS NOT NULL THEN json_build_object(
@@ -44,12 +38,6 @@ WITH decision AS MATERIALIZED (
       LEFT JOIN favorites AS kept
              ON kept.user_id = md5('bench-' || :u)::uuid AND kept.experience = 'ticketmaster'::text
                 AND kept.item_id = ('item-' || :i)::text
-      LEFT JOIN LATERAL (
-          SELECT title FROM favorites AS other
-           WHERE NULL::text IS NOT NULL AND other.user_id = md5('bench-' || :u)::uuid
-             AND other.experience = 'ticketmaster'::text AND other.item_id <> ('item-' || :i)::text
-             AND lower(normalize(btrim(other.title), NFC)) = lower(normalize(btrim(NULL::text), NFC))
-           LIMIT 1) AS holder ON true
 ), appended AS (
     INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                         recorded_at)

@@ -7,8 +7,9 @@ import Postgres
 /// reports what it did, in one go. ``FavoritesWriter`` sends it in one pipeline: BEGIN, ``locks(_:)``, the
 /// statement, COMMIT. Under READ COMMITTED a statement reads with a snapshot taken when it starts: this one starts
 /// once the lock statement holds the stream's lock, so it reads every write that held the lock before. A stream's
-/// version is the highest version in its log (`max(version)`, one probe of its key). Each statement's text is
-/// constant (its values are parameters), so each session prepares it once.
+/// version is the highest version in its log (`max(version)`, one probe of its key). A statement holds only the
+/// decisions its write can meet, so PostgreSQL sets up no plan nodes that cannot matter; its text depends on nothing
+/// else (its values are parameters), so each session prepares each of its few shapes once.
 enum FavoritesWriteStatements {
     /// What every write sends after BEGIN, before its statement. The view's table before the log's, as every writer
     /// takes them: a rebuild's switch-over locks favorites, then events, and a writer holding events while it waits
@@ -52,22 +53,47 @@ enum FavoritesWriteStatements {
         let snapshot = encoded.snapshot
         let (user, experience, itemId) = (write.user, snapshot.experience, snapshot.itemId)
         let (data, facts, item) = (encoded.data, encoded.facts, encoded.item)
-        return """
-            WITH decision AS MATERIALIZED (
-                SELECT CASE
-                           WHEN earlier.event_id IS NOT NULL THEN 'retry'
-                           WHEN kept.item_id IS NULL AND head.version >= \(maximum)::integer
-                                AND NOT \(counted)::boolean THEN 'count-first'
+        // Fragments that begin a line of their own, or are empty: the statement as sent reads as written.
+        // Uncounted, a long stream is sent again counted; counted, it is counted.
+        let room: SQL = if counted {
+            """
+
                            WHEN kept.item_id IS NULL AND head.version >= \(maximum)::integer
                                 AND EXISTS (SELECT FROM favorites WHERE user_id = \(user)::uuid
                                                AND experience = \(experience)::text OFFSET \(maximum)::integer - 1)
                                 THEN 'limit-reached'
+            """
+        } else {
+            """
+
+                           WHEN kept.item_id IS NULL AND head.version >= \(maximum)::integer THEN 'count-first'
+            """
+        }
+        // Only an item a user writes has a title that no other of theirs may hold.
+        let titleTaken: SQL = freeTitle == nil ? "" : """
+
                            WHEN holder.title IS NOT NULL THEN 'title-taken'
+            """
+        let titleHolder: SQL = freeTitle == nil ? "NULL::text" : "holder.title"
+        let holder: SQL = freeTitle == nil ? "" : """
+
+                  LEFT JOIN LATERAL (
+                      SELECT title FROM favorites AS other
+                       WHERE other.user_id = \(user)::uuid AND other.experience = \(experience)::text
+                         AND other.item_id <> \(itemId)::text
+                         AND lower(normalize(btrim(other.title), NFC))
+                             = lower(normalize(btrim(\(freeTitle)::text), NFC))
+                       LIMIT 1) AS holder ON true
+            """
+        return """
+            WITH decision AS MATERIALIZED (
+                SELECT CASE
+                           WHEN earlier.event_id IS NOT NULL THEN 'retry'\(fragment: room)\(fragment: titleTaken)
                            WHEN kept.item_id IS NOT NULL AND \(write.keyed)::boolean THEN 'confirmed'
                            WHEN kept.item_id IS NOT NULL THEN 'existing'
                            ELSE 'added'
                        END AS outcome,
-                       holder.title AS title_holder,
+                       \(fragment: titleHolder) AS title_holder,
                        head.version + 1 AS next_version,
                        -- The favorite found: the answer of 'existing', and what 'confirmed' records.
                        CASE WHEN kept.item_id IS NOT NULL THEN json_build_object(
@@ -87,13 +113,7 @@ enum FavoritesWriteStatements {
                             AND earlier.stream_id = \(write.stream)::text
                   LEFT JOIN favorites AS kept
                          ON kept.user_id = \(user)::uuid AND kept.experience = \(experience)::text
-                            AND kept.item_id = \(itemId)::text
-                  LEFT JOIN LATERAL (
-                      SELECT title FROM favorites AS other
-                       WHERE \(freeTitle)::text IS NOT NULL AND other.user_id = \(user)::uuid
-                         AND other.experience = \(experience)::text AND other.item_id <> \(itemId)::text
-                         AND lower(normalize(btrim(other.title), NFC)) = lower(normalize(btrim(\(freeTitle)::text), NFC))
-                       LIMIT 1) AS holder ON true
+                            AND kept.item_id = \(itemId)::text\(fragment: holder)
             ), appended AS (
                 INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                                     recorded_at)
