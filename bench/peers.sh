@@ -98,14 +98,24 @@ ticks() { # group
     # shellcheck disable=SC2086  # a group may hold several process ids
     if [[ "$1" == client ]]; then awk '{ print $16 + $17 }' /proc/$$/stat; else bench_cpu_ticks ${cpu_pids[$1]}; fi
 }
+switches() { # group: its threads' context switches so far (a hand-off between threads is one, or two)
+    # shellcheck disable=SC2086
+    bench_switches ${cpu_pids[$1]}
+}
+switched_groups=(nginx favorites-service PostgreSQL PocketBase)
 measure_cpu() { # workload
     local side group _ perf_pid
-    local -A before
+    local -A before switched
     ((profile)) && { perf record -q -F 999 -g -o "$BENCH_WORK/perf-$1.data" -p "${BENCH_PID_OF[favorites]}" & perf_pid=$!; }
     for _ in $(seq "$rounds"); do
         for side in nginx pocketbase; do
             for group in "${groups[@]}"; do before[$group]="$(ticks "$group")"; done
+            for group in "${switched_groups[@]}"; do switched[$group]="$(switches "$group")"; done
             load "$1" "$side" "$top" "$seconds"
+            for group in "${switched_groups[@]}"; do
+                echo "$1/$([[ "$side" == nginx ]] && echo ours || echo PocketBase) $group $(awk -v n="${result##* }" \
+                    -v d="$(($(switches "$group") - switched[$group]))" 'BEGIN { printf "%.2f", (n > 0 ? d / n : 0) }')"
+            done >>"$BENCH_WORK/switches.txt"
             for group in "${groups[@]}"; do
                 echo "$1/$([[ "$side" == nginx ]] && echo ours || echo PocketBase) $group $(awk -v n="${result##* }" \
                     -v d="$(($(ticks "$group") - before[$group]))" -v hz="$(getconf CLK_TCK)" \
@@ -155,6 +165,8 @@ echo "ours: PostgreSQL 15, fsync=$(show "$BENCH_PG_URL" fsync), synchronous_comm
 tool figures "$BENCH_WORK/figures.txt" pocketbase pgbench/lean pgbench-on/lean-on
 echo "CPU per 2xx answer, ms ($top connections, the median of $rounds run(s); ours through nginx):"
 tool cpu "$BENCH_WORK/cpu.txt"
+echo "Thread switches per 2xx answer (the same runs):"
+tool cpu "$BENCH_WORK/switches.txt"
 for profiled in "$BENCH_WORK"/profile-*.txt; do
     [[ -e "$profiled" ]] || continue
     echo "favorites-service under ${profiled##*profile-} (perf, self time by library and symbol, above 0.8 %):"

@@ -65,12 +65,28 @@ bench_stamp() {
 
 # Builds every product and sets BENCH_BIN to the executables' directory: release (in a scratch path of its own, so the
 # tests' debug build stays warm) or BENCH_BUILD=debug (--quick). A BENCH_BIN given in the environment builds nothing.
+# SwiftPM's release builds can keep a module compiled against the old layout of a module it uses when only that one
+# changed (seen: auth-service aborting at start-up in SQL's string interpolation after the interpolation changed, its
+# own objects untouched). So when the sources differ from the last bench build's, our own modules are built anew
+# (about 100 s on two cores); the dependencies' builds are kept.
+_bench_forget_stale_modules() { # build-directory
+    local stamp="$1/favoriteme-sources.sha" sources build
+    sources="$({ git rev-parse HEAD; git diff HEAD -- Package.swift Shared Services Clients bench; } | sha1sum)"
+    [[ -f "$stamp" && "$(cat "$stamp")" == "$sources" ]] && return
+    for build in "$1"/*.build; do  # a module is ours when its sources list names a file of this clone
+        grep -qs "^$PWD/[^.]" "$build/sources" || continue  # not a dependency: those are in .build-release/
+        rm -rf "$build" "$1/Modules/$(basename "$build" .build).swiftmodule"
+    done
+    mkdir -p "$1" && echo "$sources" >"$stamp"
+}
+
 bench_build() { # product…
     local product configuration="${BENCH_BUILD:-release}" log="${TMPDIR:-/tmp}/favoriteme-bench-build.log"
     local -a build=(swift build "${SWIFT_BUILD_FLAGS[@]}")  # in the working directory (bench/revisions.sh: a worktree)
     [[ -n "${BENCH_BIN:-}" ]] && configuration=given build=(true)
     case "$configuration" in
-        release) build+=(-c release --scratch-path .build-release) BENCH_BIN="$PWD/.build-release/release" ;;
+        release) build+=(-c release --scratch-path .build-release) BENCH_BIN="$PWD/.build-release/release"
+            _bench_forget_stale_modules .build-release/release ;;
         debug) BENCH_BIN="$PWD/.build/debug" ;;
         given) ;;
         *) die "BENCH_BUILD must be release or debug, got '$configuration'" ;;
@@ -104,6 +120,13 @@ bench_cpu_ticks() { # pid…
         ticks="$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null)" && total=$((total + ${ticks:-0}))
     done
     echo "$total"
+}
+
+# Context switches so far (voluntary and not) of every thread of the processes named and their children.
+bench_switches() { # pid…
+    # shellcheck disable=SC2046  # pgrep prints one id per line
+    cat $(for pid in "$@" $(for parent in "$@"; do pgrep -P "$parent"; done); do echo /proc/"$pid"/task/*/status; done) \
+        2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { total += $2 } END { print total + 0 }'
 }
 
 # From $BENCH_BIN on the bench cluster: replay-upstream (the fixtures of STACK_FIXTURES_DIR or beside the clone), the
