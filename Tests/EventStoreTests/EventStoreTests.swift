@@ -46,6 +46,22 @@ import Testing
         }
     }
 
+    @Test func metadataWithAnyTextIsStoredAsValidJSONAndReadsBack() async throws {
+        try await Self.withStore { pool in
+            let odd = EventMetadata(requestID: "quote \" backslash \\ tab \t control \u{1} é 😀 </script>",
+                                    actor: nil, causationID: "line\nbreak")
+            _ = try await Self.append([try NewEvent(id: UUID(), type: "favorite-added", data: Favorited(itemID: "x"),
+                                                    metadata: odd)], to: "user-odd", pool: pool)
+            let events = try await EventStore.read("user-odd", pool: pool)
+            #expect(events.first?.metadata == odd)
+            // PostgreSQL parsed it as JSON, with the keys as a JSON encoder writes them (sorted, none for nil).
+            let keys = try await pool.query("""
+                SELECT string_agg(k, ',') AS keys FROM events, json_object_keys(metadata) AS k WHERE stream_id = 'user-odd'
+                """)
+            #expect(try keys.single().decode(String.self, column: "keys") == "causationID,requestID")
+        }
+    }
+
     @Test func theExpectedVersionIsEnforced() async throws {
         try await Self.withStore { pool in
             _ = try await Self.append([Self.event("a")], to: "user-1", expected: .noStream, pool: pool)

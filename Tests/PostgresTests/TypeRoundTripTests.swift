@@ -35,6 +35,18 @@ import Testing
         }
     }
 
+    @Test func uuidTextIsTheCanonicalLowercaseForm() async throws {
+        try await withTestPool { pool, _ in
+            let ids = [UUID(), UUID(), UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 255))]
+            for id in ids {
+                #expect(id.lowercasedText == id.uuidString.lowercased())
+                // What PostgreSQL prints for the value it read is the same text.
+                let printed = try await pool.query("SELECT \(id)::uuid::text AS u").single()
+                #expect(try printed.decode(String.self, column: "u") == id.lowercasedText)
+            }
+        }
+    }
+
     @Test func textEdgeCasesRoundTrip() async throws {
         try await withTestPool { pool, _ in
             try await pool.query("CREATE TABLE texts (id int PRIMARY KEY, body text)")

@@ -40,6 +40,39 @@ public struct EventMetadata: Codable, Sendable, Equatable {
     }
 }
 
+extension EventMetadata: PostgresEncodable {
+    /// The metadata as JSON, keys sorted and absent ones left out, as ``PostgresJSON`` writes it, without a
+    /// `JSONEncoder`: every write binds one, and the encoder's generic machinery was a visible share of a write's CPU.
+    public var postgresText: String {
+        var text = "{"
+        for (key, value) in [("actor", actor), ("causationID", causationID), ("requestID", requestID)] {
+            guard let value else { continue }
+            if text.utf8.count > 1 { text += "," }
+            text += "\"" + key + "\":" + Self.quoted(value)
+        }
+        return text + "}"
+    }
+
+    /// `value` as a JSON string: quotes and backslashes escaped, control characters as `\u00XX`.
+    static func quoted(_ value: String) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        bytes.reserveCapacity(value.utf8.count + 2)
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes += [UInt8(ascii: "\\"), byte]
+            case ..<0x20:
+                let digits = Array("0123456789abcdef".utf8)
+                bytes += Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
 /// An event as stored.
 public struct RecordedEvent: Sendable, Equatable {
     public var position: Int64
@@ -146,10 +179,9 @@ public enum EventStore {
                                  followedBy change: SQL? = nil) throws -> SQL {
         var rows: SQL = ""
         for (offset, event) in events.enumerated() {
-            let metadata = String(decoding: try Self.encoder.encode(event.metadata), as: UTF8.self)
             rows = """
                 \(fragment: rows)\(raw: offset == 0 ? "" : ", ")(\(stream), \(version + 1 + Int64(offset)), \(event.id),
-                \(event.type), \(event.schemaVersion), \(event.data)::json, \(metadata)::json,
+                \(event.type), \(event.schemaVersion), \(event.data)::json, \(event.metadata)::json,
                 COALESCE(\(event.recordedAt)::timestamptz, now()))
                 """
         }

@@ -43,7 +43,29 @@ extension Bool: PostgresEncodable {
 }
 
 extension UUID: PostgresEncodable {
-    public var postgresText: String { uuidString }
+    public var postgresText: String { lowercasedText }
+
+    /// The canonical text, in lowercase (`5f0c…-…`), as PostgreSQL prints a `uuid`. Written here: Foundation's
+    /// `uuidString` goes through `sprintf`, and `lowercased()` after it through Unicode case mapping, several times
+    /// on every write.
+    public var lowercasedText: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                let digits: StaticString = "0123456789abcdef"
+                var end = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[end] = UInt8(ascii: "-")
+                        end += 1
+                    }
+                    text[end] = digits.utf8Start[Int(byte >> 4)]
+                    text[end + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    end += 2
+                }
+                return end
+            }
+        }
+    }
 }
 
 extension Decimal: PostgresEncodable {

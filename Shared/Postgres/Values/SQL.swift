@@ -23,22 +23,25 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
     }
 
     public init(stringInterpolation: Interpolation) {
-        self = stringInterpolation.sql
+        self.init(text: String(decoding: stringInterpolation.text, as: UTF8.self),
+                  parameters: stringInterpolation.parameters)
     }
 
     /// The statement text only: parameter values may be personal data and must never reach a log.
     public var description: String { text }
 
+    /// Builds the text as UTF-8 bytes, made a `String` once at the end: a write's statement is built on every request,
+    /// and appending each literal to a `String` made a `String` of it first.
     public struct Interpolation: StringInterpolationProtocol {
-        var sql: SQL
+        var text: [UInt8] = []
+        var parameters: [String?] = []
 
         public init(literalCapacity: Int, interpolationCount: Int) {
-            sql = SQL(text: "", parameters: [])
-            sql.text.reserveCapacity(literalCapacity + interpolationCount * 3)
+            text.reserveCapacity(literalCapacity + interpolationCount * 3)
         }
 
         public mutating func appendLiteral(_ literal: StaticString) {
-            sql.text += literal.description
+            literal.withUTF8Buffer { text.append(contentsOf: $0) }
         }
 
         /// A value, sent as a bound parameter.
@@ -53,48 +56,46 @@ public struct SQL: ExpressibleByStringInterpolation, Sendable, Hashable, CustomS
 
         /// A quoted identifier (schema, table or column name) for the rare statement that needs one.
         public mutating func appendInterpolation(identifier: String) {
-            sql.text += SQL.quoteIdentifier(identifier)
+            text.append(contentsOf: SQL.quoteIdentifier(identifier).utf8)
         }
 
         /// A fixed fragment picked at run time, e.g. one of several `ORDER BY` clauses. Only compile-time constants
         /// are accepted, so no input can reach the statement text this way.
         public mutating func appendInterpolation(raw fragment: StaticString) {
-            sql.text += fragment.description
+            appendLiteral(fragment)
         }
 
-        /// Another statement's text and parameters, spliced in (its `$n` renumbered after this one's): for a condition
-        /// or a clause several statements share, written once.
+        /// Another statement's text and parameters, spliced in (each of its `$n` renumbered after this one's): for a
+        /// condition or a clause several statements share, written once.
         public mutating func appendInterpolation(fragment: SQL) {
-            sql.text += Self.renumbered(fragment.text, after: sql.parameters.count)
-            sql.parameters += fragment.parameters
-        }
-
-        /// `text` with each `$n` made `$(n + offset)`. Over UTF-8 bytes: `$` and digits are ASCII, and a statement
-        /// is built on every request.
-        static func renumbered(_ text: String, after offset: Int) -> String {
-            guard offset > 0 else { return text }
-            let dollar = UInt8(ascii: "$"), zero = UInt8(ascii: "0"), nine = UInt8(ascii: "9")
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(text.utf8.count + 16)
+            let offset = parameters.count
+            parameters += fragment.parameters
+            guard offset > 0 else { return text.append(contentsOf: fragment.text.utf8) }
+            let zero = UInt8(ascii: "0"), nine = UInt8(ascii: "9")
             var afterDollar = false
             var number: Int?  // the digits read since a `$`
-            for byte in text.utf8 {
+            for byte in fragment.text.utf8 {
                 if afterDollar, (zero...nine).contains(byte) {
                     number = (number ?? 0) * 10 + Int(byte - zero)
                     continue
                 }
-                if let finished = number { bytes += Array(String(finished + offset).utf8) }
+                if let finished = number { appendNumber(finished + offset) }
                 number = nil
-                afterDollar = byte == dollar
-                bytes.append(byte)
+                afterDollar = byte == UInt8(ascii: "$")
+                text.append(byte)
             }
-            if let finished = number { bytes += Array(String(finished + offset).utf8) }
-            return String(decoding: bytes, as: UTF8.self)
+            if let finished = number { appendNumber(finished + offset) }
         }
 
-        mutating func bind(_ text: String?) {
-            sql.parameters.append(text)
-            sql.text += "$\(sql.parameters.count)"
+        mutating func bind(_ value: String?) {
+            parameters.append(value)
+            text.append(UInt8(ascii: "$"))
+            appendNumber(parameters.count)
+        }
+
+        private mutating func appendNumber(_ number: Int) {
+            if number >= 10 { appendNumber(number / 10) }
+            text.append(UInt8(ascii: "0") + UInt8(number % 10))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Postgres
 
 extension HTTPField.Name {
     public static let requestID = HTTPField.Name("X-Request-ID")!
@@ -35,7 +36,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
         return candidate
     }
 
-    static func newID() -> String { UUID.random().uuidString.lowercased() }
+    static func newID() -> String { UUID.random().lowercasedText }
 }
 
 extension UInt8 {

@@ -199,7 +199,8 @@ struct FavoritesController: Sendable {
     /// Each refusal says what is wrong with the id.
     static func itemID(_ encoded: String?) throws -> String {
         let problem: String
-        if let text = encoded?.removingPercentEncoding {
+        // Most ids hold no `%`: Foundation's decoding (through CoreFoundation) is skipped for them.
+        if let text = encoded.flatMap({ $0.utf8.contains(UInt8(ascii: "%")) ? $0.removingPercentEncoding : $0 }) {
             if text.isEmpty || text.utf8.count > 128 {
                 problem = "must be 1 to 128 bytes once percent-decoded (this one has \(text.utf8.count))"
             } else if text.contains("/") {
@@ -222,7 +223,7 @@ struct FavoritesController: Sendable {
         guard let key = try request.idempotencyKey() else { return nil }
         // Without a target, the scope is spelled as it was before targets existed: ids already derived stay valid.
         let object = target.isEmpty ? request.uri.path : "\(request.uri.path) \(target)"
-        let scope = "\(user.uuidString.lowercased()) \(request.method.rawValue) \(object) \(key)"
+        let scope = "\(user.lowercasedText) \(request.method.rawValue) \(object) \(key)"
         var bytes = Array(SHA256.hash(data: Data(scope.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50  // a name-based UUID (version 5 layout)
         bytes[8] = (bytes[8] & 0x3F) | 0x80

@@ -145,6 +145,8 @@ final class ChangeHub: Service, Sendable {
             case .listening:
                 for watcher in all() { watcher.signal { $0.changed = true } }
             case .notification(let notification):
+                // No stream open on this replica: nothing to wake, and no payload to read (it may name hundreds).
+                guard watchers.withLock({ !$0.byUser.isEmpty }) else { continue }
                 let users = Set(EventNotifier.streams(in: notification.payload)
                     .compactMap { FavoritesStore.user(ofStream: String($0)) })
                 let woken = watchers.withLock { watchers in

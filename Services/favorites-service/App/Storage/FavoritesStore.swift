@@ -9,7 +9,7 @@ struct FavoritesStore: Sendable {
     let pool: DatabasePool
 
     /// One stream per user.
-    static func stream(of user: UUID) -> String { "user-" + user.uuidString.lowercased() }
+    static func stream(of user: UUID) -> String { "user-" + user.lowercasedText }
 
     /// The user whose stream `stream` is.
     static func user(ofStream stream: String) -> UUID? {

@@ -27,7 +27,7 @@ enum FavoritesWriteStatements {
         var eventID: UUID
         /// An `Idempotency-Key` came: the request's event is looked for, and recorded even when nothing changes.
         var keyed: Bool
-        var metadata: PostgresJSON<EventMetadata>
+        var metadata: EventMetadata
         var now: Date
 
         init(_ request: WriteRequest, at now: Date) {
@@ -35,7 +35,7 @@ enum FavoritesWriteStatements {
             stream = FavoritesStore.stream(of: request.user)
             eventID = request.id
             keyed = request.hasIdempotencyKey
-            metadata = PostgresJSON(request.metadata)
+            metadata = request.metadata
             self.now = now
         }
     }

@@ -68,6 +68,6 @@ struct WriteRequest: Sendable {
     /// The id the request's event gets: `eventID`, or a new one.
     var id: UUID
     var requestID: String
-    var metadata: EventMetadata { EventMetadata(requestID: requestID, actor: user.uuidString.lowercased()) }
+    var metadata: EventMetadata { EventMetadata(requestID: requestID, actor: user.lowercasedText) }
     var hasIdempotencyKey: Bool { eventID != nil }
 }

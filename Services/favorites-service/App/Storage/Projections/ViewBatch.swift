@@ -71,13 +71,14 @@ enum ViewBatch {
                  WHERE counted.experience = gone_items.experience AND counted.item_id = gone_items.item_id
                 """)
         }
-        let joining = effect.additions.filter { $0.favorite.written != true }.map(Row.init)
+        let joining = effect.additions.filter { $0.favorite.written != true }.map(Member.init)
         if !effect.latestAdds.isEmpty {
             statements.append("""
                 WITH joined AS (
                     INSERT INTO \(identifier: members) (user_id, experience, item_id)
-                    SELECT "user", f->>'experience', f->>'itemId'
-                      FROM jsonb_to_recordset(\(try json(joining))::jsonb) AS a("user" uuid, f jsonb)
+                    SELECT "user", experience, "itemId"
+                      FROM jsonb_to_recordset(\(try json(joining))::jsonb)
+                           AS a("user" uuid, experience text, "itemId" text)
                     ON CONFLICT DO NOTHING RETURNING experience, item_id),
                 counts AS (SELECT experience, item_id, count(*) AS n FROM joined GROUP BY experience, item_id)
                 INSERT INTO \(identifier: items) AS counted
@@ -117,6 +118,20 @@ enum ViewBatch {
             f = addition.favorite
             at = addition.at.postgresText
             version = addition.version
+        }
+    }
+
+    /// An addition as the members' table needs it: who, and which item. Only these, not the favorite's snapshot,
+    /// so neither the service nor PostgreSQL handles JSON that nothing reads.
+    private struct Member: Encodable {
+        var user: UUID
+        var experience: String
+        var itemId: String
+
+        init(_ addition: BatchEffect.Addition) {
+            user = addition.user
+            experience = addition.favorite.experience
+            itemId = addition.favorite.itemId
         }
     }
 
