@@ -75,7 +75,8 @@ _bench_forget_stale_modules() { # build-directory
     [[ -f "$stamp" && "$(cat "$stamp")" == "$sources" ]] && return
     for build in "$1"/*.build; do  # a module is ours when its sources list names a file of this clone
         grep -qs "^$PWD/[^.]" "$build/sources" || continue  # not a dependency: those are in .build-release/
-        rm -rf "$build" "$1/Modules/$(basename "$build" .build).swiftmodule"
+        # Its objects and interface only: the sources SwiftPM derives when it plans (resource accessors) stay.
+        rm -f "$build"/*.o "$1/Modules/$(basename "$build" .build).swiftmodule"
     done
     mkdir -p "$1" && echo "$sources" >"$stamp"
 }
