@@ -219,6 +219,38 @@ import Testing
         }
     }
 
+    /// A writer that appends to the log and then writes the inline view (in whichever order its statement's plan
+    /// locks them) while a rebuild switches over: the switch-over waits at the writers' gate, holding no table, so
+    /// both finish. Without the gate it would hold the view and wait for the log, the writer would wait for the view,
+    /// and PostgreSQL would end one of them as a deadlock.
+    @Test func aSwitchOverWaitsForAWriterInFlightInsteadOfDeadlocking() async throws {
+        try await Self.withStore { pool in
+            for index in 0..<5 { try await Self.append("early-\(index)", to: "user-\(index)", pool: pool) }
+            try await pool.withConnection { writer in
+                try await writer.query("BEGIN")
+                try await writer.query(EventStore.locking("user-w"))
+                try await writer.perform { connection in
+                    _ = try await EventStore.append([EventStoreTests.event("w")], to: "user-w", expected: .any,
+                                                    on: connection)
+                }
+                let rebuild = Task { try await ProjectionRebuild.rebuild(Ledger(), mode: .inline, pool: pool) }
+                var waiting = false
+                for _ in 0..<500 where !waiting {  // up to 10 s for the replay to reach its switch-over
+                    waiting = try await pool.query("""
+                        SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                                          AND classid = \(raw: EventStore.switchOverGate)::oid)
+                        """).scalar(Bool.self)
+                    if !waiting { try await Task.sleep(for: .milliseconds(20)) }
+                }
+                #expect(waiting)
+                try await writer.query("LOCK TABLE ledger IN ROW EXCLUSIVE MODE")  // the view's write
+                try await writer.query("COMMIT")
+                #expect(try await rebuild.value == 6)
+            }
+            #expect(try await Self.ledger(pool) == Self.logPositions(pool))
+        }
+    }
+
     @Test func aSecondRebuildOfTheSameProjectionIsRefusedAndEveryRebuildReleasesItsLock() async throws {
         try await Self.withStore { pool in
             for index in 0..<5 { try await Self.append("item-\(index)", to: "user-\(index % 2)", pool: pool) }

@@ -88,7 +88,7 @@ import Testing
         let unfavorite = FavoritesWriteStatements.unfavorite(itemId, of: .ticketmaster, write)
         let pipeline = { (statement: SQL) in
             (["\\set r random(1, 4000000000000000000)", "\\startpipeline", "BEGIN;"]
-                + (FavoritesWriteStatements.locks([write.stream]) + [statement]).map { pgbench($0, expressions) + ";" }
+                + [FavoritesWriteStatements.locks([write.stream]), statement].map { pgbench($0, expressions) + ";" }
                 + ["COMMIT;", "\\endpipeline"]).joined(separator: "\n")
         }
         return header + [pipeline(favorite), pipeline(unfavorite)].joined(separator: "\n") + "\n"

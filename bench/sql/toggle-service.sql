@@ -7,8 +7,8 @@
 \set r random(1, 4000000000000000000)
 \startpipeline
 BEGIN;
-LOCK TABLE favorites IN ROW EXCLUSIVE MODE;
-SELECT pg_advisory_xact_lock(1163285587, hashtext(('user-' || md5('bench-' || :u)::uuid)::text));
+WITH gate AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(1398230870, 0))
+SELECT pg_advisory_xact_lock(1163285587, hashtext(('user-' || md5('bench-' || :u)::uuid)::text)) FROM gate;
 WITH decision AS MATERIALIZED (
     SELECT CASE
                WHEN earlier.event_id IS NOT NULL THEN 'retry'
@@ -64,8 +64,8 @@ COMMIT;
 \set r random(1, 4000000000000000000)
 \startpipeline
 BEGIN;
-LOCK TABLE favorites IN ROW EXCLUSIVE MODE;
-SELECT pg_advisory_xact_lock(1163285587, hashtext(('user-' || md5('bench-' || :u)::uuid)::text));
+WITH gate AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(1398230870, 0))
+SELECT pg_advisory_xact_lock(1163285587, hashtext(('user-' || md5('bench-' || :u)::uuid)::text)) FROM gate;
 WITH appended AS (
     INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata,
                         recorded_at)

@@ -197,23 +197,35 @@ public enum EventStore {
 
     /// The statement that takes `stream`'s lock until the transaction ends, for a writer that sends it in one
     /// pipeline with its own statement (which reads the stream's version itself, once the lock is held): see
-    /// ``lock(_:on:)`` for why it comes before the transaction's first write.
+    /// ``lock(_:on:)`` for why it comes before the transaction's first write. It first takes ``switchOverGate``
+    /// shared.
     public static func locking(_ stream: String) -> SQL {
-        "SELECT pg_advisory_xact_lock(1163285587, hashtext(\(stream)::text))"
+        """
+        WITH gate AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(\(raw: switchOverGate), 0))
+        SELECT pg_advisory_xact_lock(1163285587, hashtext(\(stream)::text)) FROM gate
+        """
     }
 
     /// ``locking(_:)`` for several streams at once (no name may hold a comma), taken in the order of their lock keys:
     /// two transactions that each lock several streams this way never wait for each other in a circle. (PostgreSQL
-    /// calls a volatile function of the select list after sorting, so the locks follow the order.)
+    /// calls a volatile function of the select list after sorting, so the locks follow the order; the gate, a
+    /// materialized CTE read below the sort, comes before them all.)
     public static func locking(_ streams: [String]) -> SQL {
         guard streams.count > 1 else { return locking(streams.first ?? "") }
         return """
-            SELECT pg_advisory_xact_lock(1163285587, key)
-              FROM (SELECT DISTINCT hashtext(stream) AS key
-                      FROM unnest(string_to_array(\(streams.joined(separator: ","))::text, ',')) AS stream) AS keys
-             ORDER BY key
-            """
+        WITH gate AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(\(raw: switchOverGate), 0))
+        SELECT pg_advisory_xact_lock(1163285587, key)
+          FROM (SELECT DISTINCT hashtext(stream) AS key
+                  FROM gate, unnest(string_to_array(\(streams.joined(separator: ","))::text, ',')) AS stream) AS keys
+         ORDER BY key
+        """
     }
+
+    /// The advisory lock (this class, key 0) that every ``locking(_:)`` takes shared before any stream's lock, and a
+    /// rebuild's switch-over takes alone, before it locks an inline view and the log. Once the switch-over holds it,
+    /// no such writer holds a lock on either table or waits for one, whatever order its statement would take them in
+    /// (PostgreSQL does not promise one), so the two cannot deadlock.
+    public static let switchOverGate: StaticString = "1398230870"  // "SWOV"
 
     /// Locks the stream until the transaction ends and returns its version: a command can then check the stream's
     /// state and append without anyone writing in between. Taking it again in the same transaction costs nothing.

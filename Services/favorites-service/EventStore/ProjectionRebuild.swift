@@ -122,9 +122,10 @@ public enum ProjectionRebuild {
         replayed += try await connection.withTransaction { connection in
             switch mode {
             case .inline:
-                // Writers read the view, then append, then write the view. Taking the view first (they finish, new
-                // ones wait before their first read) means no writer can hold the view while waiting for the log
-                // below. Reads of the view wait too, until the switch commits.
+                // The writers' gate first: those in flight finish, new ones wait before their first lock on a table,
+                // so none can hold the log while waiting for the view below. Then the view: its reads wait too,
+                // until the switch commits.
+                try await connection.query("SELECT pg_advisory_xact_lock(\(raw: EventStore.switchOverGate), 0)")
                 for table in projection.tables {
                     try await connection.query("LOCK TABLE \(identifier: table) IN ACCESS EXCLUSIVE MODE")
                 }

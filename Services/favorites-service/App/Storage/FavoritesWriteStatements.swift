@@ -11,12 +11,10 @@ import Postgres
 /// decisions its write can meet, so PostgreSQL sets up no plan nodes that cannot matter; its text depends on nothing
 /// else (its values are parameters), so each session prepares each of its few shapes once.
 enum FavoritesWriteStatements {
-    /// What every write sends after BEGIN, before its statement. The view's table before the log's, as every writer
-    /// takes them: a rebuild's switch-over locks favorites, then events, and a writer holding events while it waits
-    /// for favorites would deadlock with it (a statement alone takes them in whatever order its plan lists them).
-    /// Then the streams' locks: writers of one stream queue there, others never wait.
-    static func locks(_ streams: [String]) -> [SQL] {
-        ["LOCK TABLE favorites IN ROW EXCLUSIVE MODE", EventStore.locking(streams)]
+    /// What every write sends after BEGIN, before its statement: the streams' locks (writers of one stream queue
+    /// there, others never wait), behind the gate a rebuild's switch-over closes (``EventStore/switchOverGate``).
+    static func locks(_ streams: [String]) -> SQL {
+        EventStore.locking(streams)
     }
 
     /// What a write is, besides its statement: the user's stream, the request's event and its metadata.

@@ -7,9 +7,9 @@ import Postgres
 /// session takes the whole line with it (up to `maximumBatch`). A lone write therefore waits for nothing, and under
 /// load a session, a pipeline and a commit (with `synchronous_commit=on`, a flush to disk) serve many writes.
 ///
-/// The transaction is what each write would send alone, shared: BEGIN, the view's table lock, every stream's lock in
-/// one statement (in the order of the lock keys, so two transactions never wait for each other in a circle), each
-/// write's statement in the order the writes came, COMMIT, in one pipeline. Each statement takes its snapshot when it
+/// The transaction is what each write would send alone, shared: BEGIN, every stream's lock in one statement (in the
+/// order of the lock keys, so two transactions never wait for each other in a circle), each write's statement in the
+/// order the writes came, COMMIT, in one pipeline. Each statement takes its snapshot when it
 /// starts, under every lock, so it sees the writes before it in the same transaction as it would see them committed.
 ///
 /// A write is never applied twice nor lost by sharing: when the server refuses any statement, the transaction is
@@ -114,7 +114,7 @@ final class GroupCommit: Sendable {
         -> [QueryResult]
     {
         let locks = FavoritesWriteStatements.locks(writes.map(\.stream))
-        let results = try await connection.commit(with: locks + writes.map(\.statement), prepare: true)
+        let results = try await connection.commit(with: [locks] + writes.map(\.statement), prepare: true)
         return Array(results.suffix(writes.count))
     }
 
