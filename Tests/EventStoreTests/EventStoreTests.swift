@@ -10,6 +10,7 @@ import Testing
         Migration(1, "event_store", sql: EventStoreSchema.sql),
         Migration(2, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
         Migration(3, "lean_log", sql: EventStoreSchema.leanLogSQL),
+        Migration(4, "gated_stream_lock", sql: EventStoreSchema.gatedLockSQL),
     ])]
 
     struct Favorited: Codable, Equatable { let itemID: String }

@@ -12,7 +12,8 @@ import Testing
         Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
         Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
         Migration(4, "lean_log", sql: EventStoreSchema.leanLogSQL),
-        Migration(5, "ledger", sql: """
+        Migration(5, "gated_stream_lock", sql: EventStoreSchema.gatedLockSQL),
+        Migration(6, "ledger", sql: """
             CREATE TABLE ledger (position bigint PRIMARY KEY, stream_id text NOT NULL, version bigint NOT NULL);
             """),
     ])]
@@ -222,13 +223,19 @@ import Testing
     /// A writer that appends to the log and then writes the inline view (in whichever order its statement's plan
     /// locks them) while a rebuild switches over: the switch-over waits at the writers' gate, holding no table, so
     /// both finish. Without the gate it would hold the view and wait for the log, the writer would wait for the view,
-    /// and PostgreSQL would end one of them as a deadlock.
-    @Test func aSwitchOverWaitsForAWriterInFlightInsteadOfDeadlocking() async throws {
+    /// and PostgreSQL would end one of them as a deadlock. The same holds for the writers that lock their stream with
+    /// `lock_event_stream` (an append, an erasure, a view's repair) as for the ones that send ``EventStore/locking(_:)``.
+    @Test(arguments: [true, false])
+    func aSwitchOverWaitsForAWriterInFlightInsteadOfDeadlocking(lockedByStatement: Bool) async throws {
         try await Self.withStore { pool in
             for index in 0..<5 { try await Self.append("early-\(index)", to: "user-\(index)", pool: pool) }
             try await pool.withConnection { writer in
                 try await writer.query("BEGIN")
-                try await writer.query(EventStore.locking("user-w"))
+                if lockedByStatement {
+                    try await writer.query(EventStore.locking("user-w"))
+                } else {
+                    try await writer.perform { connection in try await EventStore.lock("user-w", on: connection) }
+                }
                 try await writer.perform { connection in
                     _ = try await EventStore.append([EventStoreTests.event("w")], to: "user-w", expected: .any,
                                                     on: connection)

@@ -6,6 +6,7 @@ import Postgres
 ///     Migration(2, "projections", sql: EventStoreSchema.projectionsSQL),
 ///     Migration(3, "stream_lock", sql: EventStoreSchema.lockFunctionSQL),
 ///     Migration(4, "lean_log", sql: EventStoreSchema.leanLogSQL),
+///     Migration(5, "gated_stream_lock", sql: EventStoreSchema.gatedLockSQL),
 public enum EventStoreSchema {
     public static let sql: StaticString = """
         -- One row per stream (one stream per user): its current version, and the row an append locks, so appends to
@@ -90,6 +91,20 @@ public enum EventStoreSchema {
         ALTER TABLE events DROP CONSTRAINT events_version_check, DROP CONSTRAINT events_schema_version_check;
         ALTER TABLE events ALTER COLUMN data TYPE json USING data::json,
                            ALTER COLUMN metadata TYPE json USING metadata::json;
+        """
+
+    /// The stream lock behind the switch-over gate (``EventStore/switchOverGate``, taken shared), as
+    /// ``EventStore/locking(_:)`` takes it: a writer that locks its stream with the function (an append, an erasure,
+    /// a view's repair) then holds no table while a rebuild switches over, and the two cannot deadlock.
+    public static let gatedLockSQL: StaticString = """
+        CREATE OR REPLACE FUNCTION lock_event_stream(stream text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock_shared(1398230870, 0);
+            PERFORM pg_advisory_xact_lock(1163285587, hashtext(stream));
+            -- A statement of its own, so a snapshot of its own: it sees every append that held the lock before.
+            RETURN coalesce((SELECT max(version) FROM events WHERE stream_id = stream), 0);
+        END;
+        $$;
         """
 
     /// Where each async projection has read the log up to, written in the same transaction as the rows it produced.

@@ -164,5 +164,6 @@ enum FavoritesMigrations {
                SET item = jsonb_set(item::jsonb, '{card,writtenByUser}', 'true')::json
              WHERE written AND json_typeof(item->'card') = 'object' AND item->'card'->'writtenByUser' IS NULL;
             """),
+        Migration(16, "gated_stream_lock", sql: EventStoreSchema.gatedLockSQL),
     ]
 }
