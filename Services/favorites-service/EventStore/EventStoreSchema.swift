@@ -95,7 +95,8 @@ public enum EventStoreSchema {
 
     /// The stream lock behind the switch-over gate (``EventStore/switchOverGate``, taken shared), as
     /// ``EventStore/locking(_:)`` takes it: a writer that locks its stream with the function (an append, an erasure,
-    /// a view's repair) then holds no table while a rebuild switches over, and the two cannot deadlock.
+    /// a view's repair) then holds no table while a rebuild switches over, and the two cannot deadlock. A migration's
+    /// text never changes, so the keys are literals: the switch-over test deadlocks if they part from EventStore's.
     public static let gatedLockSQL: StaticString = """
         CREATE OR REPLACE FUNCTION lock_event_stream(stream text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
