@@ -60,6 +60,7 @@ load() { # workload side connections seconds [figure]
     if [[ "$2" == pgbench* || "$2" == lean* ]]; then
         [[ "$2" == *-on ]] && options="-c synchronous_commit=on"
         [[ "$2" == lean* ]] && script=lean
+        bench_round_start
         PGOPTIONS="-c search_path=pgbench $options" pgbench -n -M prepared "${toggle_values[@]}" \
             -f "bench/sql/toggle-$script.sql" -c "$3" -j 2 -T "$4" "$BENCH_PG_URL" \
             >"$BENCH_WORK/pgbench.txt" 2>&1 || { cat "$BENCH_WORK/pgbench.txt" >&2; die "pgbench failed"; }
@@ -139,7 +140,7 @@ declare -A idle=([auth-signin]="$(mib auth-signin VmRSS)" [catalog]="$(mib catal
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 if runs toggle; then
     log_info "toggles, $rounds round(s) of ${seconds}s"
-    measure toggle ours pocketbase nginx ours-on nginx-on pgbench pgbench-on lean lean-on
+    measure toggle ours pocketbase nginx ours-on nginx-on pgbench lean pgbench-on lean-on  # each pair side by side
     measure_cpu toggle  # before the fill below changes what the toggles find
 fi
 log_info "every user holds the 5 items, on both sides; the list of 5, the heart ids, sign-in at bcrypt cost $cost"

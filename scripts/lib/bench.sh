@@ -205,12 +205,18 @@ bench_start_gateway() { # name auth-service=HOST:PORT catalog-proxy=HOST:PORT fa
     bench_wait_ready "${BENCH_URL[$name]}/v1/favorites/health/live" "$dir/error.log"
 }
 
+# Every round, of every side, begins right after a checkpoint. Rounds alternate sides, and a side that writes much
+# WAL sets off a checkpoint whose page flushes and full-page writes would fall on the next side's round; from the same
+# starting point each round pays for its own writes (including every page's first full-page write) and nothing else.
+bench_round_start() { [[ -z "${BENCH_PG_URL:-}" ]] || bench_psql -c CHECKPOINT; }
+
 # bench_wrk FIGURE URL CONNECTIONS SECONDS [VAR=VALUE…]: one wrk run (2 threads) of bench/wrk.lua, the VAR=VALUEs
 # choosing its workload. Sets result to wrk.lua's line ("2xx/s p99-ms other-answers socket-errors kinds 2xx-answers")
 # and, unless FIGURE is "-", adds "FIGURE <that line>" to $BENCH_WORK/figures.txt (`bench/tool.py figures` reads it).
 bench_wrk() {
     local figure="$1" target="$2" connections="$3" seconds="$4"
     shift 4
+    bench_round_start
     env WRK_RESULT="$BENCH_WORK/wrk-result.txt" "$@" wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s \
         -s bench/wrk.lua "$target" >"$BENCH_WORK/wrk.txt" 2>&1 || { cat "$BENCH_WORK/wrk.txt" >&2; die "wrk failed"; }
     read -r result <"$BENCH_WORK/wrk-result.txt" && rm "$BENCH_WORK/wrk-result.txt"
