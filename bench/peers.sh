@@ -40,7 +40,7 @@ log_info "signing up $users users on each side"
 tool() { python3 bench/tool.py "$@"; }
 ours_tokens() { tool ours-tokens "${BENCH_URL[auth-signin]}" "$users" "$password" "$BENCH_WORK/tokens-ours.txt"; }
 # Access tokens live 15 minutes at most, and a run's rounds of one workload can take longer: signed in anew every 10.
-signed_in_at=0
+signed_in_at=$((SECONDS - 600))  # never yet
 fresh_tokens() { ((SECONDS - signed_in_at < 600)) || { ours_tokens && signed_in_at=$SECONDS; }; }
 fresh_tokens
 tool pocketbase-tokens "${BENCH_URL[pocketbase]}" "$users" "$password" "$BENCH_WORK/tokens-pocketbase.txt"
